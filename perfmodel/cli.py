@@ -1,0 +1,180 @@
+"""Command line: `perfmodel predict|devices|sweep|roofline|validate|report|calibrate`.
+
+`build_parser()` and `main(argv) -> int` so tests drive it in-process; bad input -> one line on
+stderr and exit status 2 (UserError), never a traceback."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional, Sequence
+
+from .errors import UserError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UserError(f"{self.prog}: {message}")
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected a positive integer)") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} is not positive (expected a positive integer)")
+    return v
+
+
+def _add_size(p):
+    p.add_argument("--size", type=positive_int, help="square problem size S (M=N=K=S; default 4096)")
+    p.add_argument("-M", type=positive_int, help="rows of A and C")
+    p.add_argument("-N", type=positive_int, help="columns of B and C")
+    p.add_argument("-K", type=positive_int, help="inner dimension")
+
+
+def _size(a) -> tuple[int, int, int]:
+    s = a.size or 4096
+    return a.M or s, a.N or s, a.K or s
+
+
+def _add_tile(p):
+    for name in ("bm", "bn", "bk", "tm", "tn", "wm", "wn"):
+        p.add_argument(f"--{name}", type=positive_int, help=f"tile parameter {name}")
+    p.add_argument("--wn-iter", dest="wn_iter", type=positive_int, help="warp_tiled: column sub-tiles per warp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="perfmodel", description="Predict, explain and measure CUDA SGEMM kernels.")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("predict", help="predict one kernel configuration and explain the bound")
+    p.add_argument("--device", required=True, help="shipped device name or path to a device .toml")
+    p.add_argument("--kernel", default="double_buffer", help="kernel id (default double_buffer)")
+    _add_tile(p)
+    _add_size(p)
+    p.add_argument("--registers", type=positive_int, help="registers/thread to use instead of the estimate")
+    p.add_argument("--clock", type=positive_int, help="SM clock in MHz (default: boost clock)")
+    p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
+
+    d = sub.add_parser("devices", help="list shipped devices, show one, or detect the local GPU")
+    d.add_argument("action", nargs="?", default="list", choices=["list", "show", "detect"])
+    d.add_argument("name", nargs="?", help="device name or path (for show)")
+
+    s = sub.add_parser("sweep", help="predict every valid configuration and rank them")
+    s.add_argument("--device", required=True)
+    s.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the tiled kernels)")
+    _add_size(s)
+    s.add_argument("--top", type=positive_int, default=10)
+    fmt = s.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+    s.add_argument("--measure", type=positive_int, metavar="K", help="on a GPU: measure the top K and a random sample")
+
+    r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
+    r.add_argument("--device", required=True)
+    r.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the whole ladder)")
+    r.add_argument("--size", type=positive_int, default=4096)
+    r.add_argument("-o", "--output", required=True, help="output file .png or .svg (never overwritten)")
+
+    v = sub.add_parser("validate", help="measure the ladder and a config sweep on the local GPU")
+    v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
+    v.add_argument("--out", help="results folder to create (default results/<date>-<gpu>)")
+    v.add_argument("--ncu", action="store_true", help="also record ncu counters for the ladder")
+
+    rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
+    rp.add_argument("results_dir")
+    rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
+    rp.add_argument("--svg", action="store_true", help="also write SVG figures")
+
+    c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
+    c.add_argument("--out", help="device TOML to write (never overwritten)")
+    return ap
+
+
+def cmd_predict(a) -> int:
+    from .catalogue import KernelConfig
+    from .devices import load_device
+    from .explain import render
+    from .model import predict
+
+    dev = load_device(a.device)
+    tile = {k: getattr(a, k) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
+    cfg = KernelConfig.make(a.kernel, **tile)
+    M, N, K = _size(a)
+    p = predict(dev, cfg, M, N, K, registers=a.registers, registers_source="--registers" if a.registers else None,
+                clock_MHz=a.clock)
+    print(p.model_dump_json(indent=2) if a.json else render(p))
+    return 0
+
+
+def cmd_devices(a) -> int:
+    from .devices import load_device, shipped_devices
+
+    if a.action == "list":
+        print(f"{'name':10} {'CC':4} {'SMs':>4} {'boost MHz':>9} {'FP32 GFLOPS':>11} {'DRAM GB/s':>9} {'L2 MB':>6}  marketing name")
+        for name in shipped_devices():
+            d = load_device(name)
+            print(f"{name:10} {d.compute_capability:4} {d.compute.sm_count:4} {d.compute.sm_clock_boost_MHz:9.0f} "
+                  f"{d.peak_fp32_GFLOPS():11,.0f} {d.memory.dram_bandwidth_GBps:9,.0f} {d.memory.l2_bytes / 2**20:6.1f}  {d.marketing_name}")
+        return 0
+    if a.action == "show":
+        if not a.name:
+            raise UserError("devices show needs a NAME: one of " + ", ".join(shipped_devices()))
+        d = load_device(a.name)
+        print(f"{d.name}: {d.marketing_name}, compute capability {d.compute_capability}, peak FP32 {d.peak_fp32_GFLOPS():,.0f} GFLOPS")
+        for fig in d.figure_names():
+            sec, _, field = fig.partition(".")
+            val = getattr(getattr(d, sec), field) if field else getattr(d, sec)
+            print(f"  {fig:48} {str(val):>14}   [{d.source_of(fig)}]")
+        return 0
+    from .measure.detect import detect_device  # GPU path, imported lazily
+
+    print(detect_device())
+    return 0
+
+
+def _dispatch(a) -> int:
+    if a.cmd == "predict":
+        return cmd_predict(a)
+    if a.cmd == "devices":
+        return cmd_devices(a)
+    if a.cmd == "sweep":
+        from .sweep import cmd_sweep
+
+        return cmd_sweep(a)
+    if a.cmd == "roofline":
+        from .report.cli import cmd_roofline
+
+        return cmd_roofline(a)
+    if a.cmd == "validate":
+        from .measure.validate import cmd_validate
+
+        return cmd_validate(a)
+    if a.cmd == "report":
+        from .report.cli import cmd_report
+
+        return cmd_report(a)
+    if a.cmd == "calibrate":
+        from .measure.calibrate import cmd_calibrate
+
+        return cmd_calibrate(a)
+    raise UserError(f"unknown command {a.cmd}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        a = build_parser().parse_args(argv)
+        return _dispatch(a)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Text views of a `Prediction` (the CLI prints these; no figures here)."""
+from __future__ import annotations
+
+from .model import Prediction
+
+
+def _si(x: float, unit: str) -> str:
+    for scale, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.2f} {p}{unit}"
+    return f"{x:.0f} {unit}"
+
+
+def render(p: Prediction) -> str:
+    r, o, w, i = p.resources, p.occupancy, p.waves, p.issue
+    cfg = ", ".join(f"{k}={v}" for k, v in p.config.items())
+    L = [f"{p.kernel} ({cfg}) on {p.device}, M={p.M} N={p.N} K={p.K}, SM clock {p.sm_clock_MHz:.0f} MHz, "
+         f"peak {p.peak_GFLOPS:,.0f} GFLOPS", ""]
+    L.append("Resources")
+    L.append(f"  threads/block {r.threads_per_block} ({r.warps_per_block} warps), registers/thread {r.registers_per_thread} "
+             f"[{r.registers_source}], shared memory/block {r.smem_per_block_bytes} B")
+    L.append("Occupancy")
+    L.append(f"  {o.blocks_per_sm} blocks/SM = {o.warps_per_sm} warps = {o.occupancy_pct:.1f} %  (limited by {o.limiter})")
+    L.append("Traffic and arithmetic intensity")
+    L.append(f"  {'level':6} {'bytes':>12} {'flop/B':>9} {'bandwidth':>14} {'ceiling':>14}")
+    for lv in p.traffic:
+        L.append(f"  {lv.level:6} {_si(lv.bytes, 'B'):>12} {lv.intensity_flop_per_byte:9.1f} {lv.bandwidth_GBps:>9,.0f} GB/s "
+                 f"{lv.ceiling_GFLOPS:>9,.0f} GFLOPS")
+    L.append("Little's law (per SM: in flight needed = latency x throughput vs available)")
+    L.append(f"  {'level':6} {'latency':>8} {'needed':>10} {'available':>10} {'unit':>10} {'fraction':>9}")
+    for row in p.littles_law:
+        L.append(f"  {row.level:6} {row.latency_cycles:8.0f} {row.needed_in_flight:10.1f} {row.available_in_flight:10.1f} "
+                 f"{row.unit:>10} {row.achievable_fraction:9.2f}")
+    L.append("Instruction issue (warp instructions per block per k-tile)")
+    L.append("  " + "  ".join(f"{k.upper()} {v:,.0f}" for k, v in i.per_block_per_tile.items()))
+    L.append(f"  FFMA share {i.ffma_share:.1%} -> issue ceiling {i.issue_ceiling_GFLOPS:,.0f} GFLOPS")
+    L.append("Waves")
+    L.append(f"  {w.blocks} blocks, {w.blocks_per_wave} per wave -> {w.waves:.2f} waves "
+             f"({w.full_waves} full, tail of {w.tail_blocks_per_sm} block(s) per SM)")
+    L.append("Cycles per k-tile at full residency (largest bounds)")
+    L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
+    L.append("")
+    L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
+    L.append(f"Bound: {p.bound} - {p.reason}")
+    return "\n".join(L)

@@ -1,0 +1,277 @@
+"""From (DeviceSpec, KernelConfig, M, N, K) to a typed `Prediction`; `predict_batch` for sweeps."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ..catalogue import KernelConfig
+from ..errors import UserError
+from . import terms as T
+from .occupancy import LIMITERS, occupancy
+from .smem_banks import smem_counts
+
+REASONS = {
+    "fma": "the FP32 FMA pipe is saturated: tiles, occupancy and issue all keep up",
+    "issue": "warp schedulers are full: non-FFMA instructions (loads, address math, barriers) take issue slots from FFMA",
+    "smem": "shared-memory/L1 wavefronts (bank conflicts, uncoalesced lines) are the busiest pipe",
+    "l2": "L2->SM bandwidth: the block tile is too small to reuse data enough",
+    "dram": "DRAM bandwidth: arithmetic intensity against DRAM is below the ridge point",
+    "latency": "latency is exposed: too few resident blocks or no prefetch to hide global-load latency",
+}
+
+
+def _structure(cfg: KernelConfig) -> tuple:
+    """Per-config counts the terms need (the only per-config Python work; cached)."""
+    s = cfg.spec
+    thr = cfg.threads
+    warps = thr / 32
+    if s.uses_smem:
+        lds_i, lds_w, sts_i, sts_w = smem_counts(cfg)
+        ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (s.gmem_vector * thr)
+        l1_w = 0.0
+        bk = cfg.bk
+    else:  # one k step per "tile"; loads go through L1: count its wavefronts (128 B lines)
+        lds_i = lds_w = sts_i = sts_w = 0.0
+        ldg = 2.0
+        bk = 1
+        if s.mapping == "naive_rows":  # lanes along m: A lines distinct per row, B broadcast
+            per_warp = min(32, cfg.bm) + int(np.ceil(32 / cfg.bm) * 1 / max(1, 32 // cfg.bm) if cfg.bm < 32 else 1)
+        else:  # lanes along n: B one line, A one word per row covered
+            per_warp = 1 + int(np.ceil(32 / cfg.bn))
+        l1_w = warps * per_warp
+    ffma = cfg.bm * cfg.bn * bk / thr
+    return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, s.barriers_per_tile,
+            s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk)
+
+
+@dataclass
+class PredictionBatch:
+    """Arrays over configs: every intermediate the single `Prediction` reports."""
+
+    gflops: np.ndarray
+    time_s: np.ndarray
+    bound: np.ndarray  # index into terms.TERMS
+    blocks_per_sm: np.ndarray
+    limiter: np.ndarray  # index into LIMITERS
+    occupancy: np.ndarray
+    cycles: np.ndarray  # (6, n) per-tile cycles at full residency
+    extra: dict
+
+
+def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None) -> PredictionBatch:
+    """Vectorised prediction. registers: per-config counts (None: the estimate); clock: MHz."""
+    n = len(configs)
+    st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
+    thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step = st
+    if registers is None:
+        regs = np.array([c.estimated_registers() for c in configs], dtype=float)
+    else:
+        regs = np.broadcast_to(np.asarray(registers, dtype=float), (n,))
+    smem = np.array([c.smem_bytes for c in configs], dtype=float)
+    M, N, K = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (M, N, K))
+    cmp_, mem, lat, lim = device.compute, device.memory, device.latency, device.limits
+    clock = cmp_.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
+    hz = clock * 1e6
+    sms = cmp_.sm_count
+
+    # occupancy
+    b, limiter, warps = occupancy(lim, thr, regs, smem)
+    occ = b * warps / lim.max_warps_per_sm
+
+    # traffic
+    gy, gx, blocks, ktiles = T.grid(M, N, K, bm, bn, bk)
+    conc = np.minimum(blocks, b * sms)
+    l2b = T.l2_to_sm_bytes(M, N, K, bm, bn)
+    drb = T.dram_bytes(M, N, K, bm, bn, conc, mem.l2_bytes)
+    flops = 2.0 * M * N * K
+    tiles_total = np.maximum(blocks * ktiles, 1)
+    l2_tile, dram_tile = l2b / tiles_total, drb / tiles_total
+    smem_moved = smem_w * tiles_total * T.WAVEFRONT_BYTES
+    L_mem, hit = T.mem_latency(drb, l2b, lat.l2_latency_cycles, lat.dram_latency_cycles)
+
+    # issue
+    ffma, lds, sts, ldg, bar, other, issue = T.issue_counts(thr, ffma_t, lds_i, sts_i, ldg_t, bars, bufs)
+
+    # Little's law per level (per SM)
+    l2_bpc = mem.l2_bandwidth_GBps * 1e9 / hz / sms
+    dram_bpc = mem.dram_bandwidth_GBps * 1e9 / hz / sms
+    tile_bytes = (bm + bn) * bk * T.FLOAT
+    inflight_bytes = b * tile_bytes * np.where(uses_smem > 0, 1.0, warps * 4 / np.maximum(bm + bn, 1))
+    need_l2 = l2_bpc * lat.l2_latency_cycles
+    need_dram = dram_bpc * lat.dram_latency_cycles
+    f_l2 = T.littles_law(need_l2, inflight_bytes)
+    f_dram = T.littles_law(need_dram, inflight_bytes)
+    fma_per_clk = cmp_.fp32_lanes_per_sm / 32.0
+    need_fma = lat.fma_latency_cycles * fma_per_clk
+    avail_fma = b * warps * np.minimum(bm * bn / thr, need_fma)  # independent accumulators per warp
+    f_fma = T.littles_law(need_fma, avail_fma)
+    smem_per_clk = mem.smem_bandwidth_bytes_per_clock_per_sm / T.WAVEFRONT_BYTES
+    need_smem = lat.smem_latency_cycles * smem_per_clk
+    avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0), need_smem)
+    f_smem = T.littles_law(need_smem, avail_smem)
+
+    # latency exposed per tile for one block
+    own_issue = issue / np.minimum(warps, cmp_.warp_schedulers_per_sm)
+    exposed_prefetch = np.maximum(0.0, L_mem - own_issue) + 2 * lat.smem_latency_cycles
+    exposed_plain = L_mem + 2 * lat.smem_latency_cycles
+    exposed_l1 = (lat.l1_latency_cycles + 4 * lat.fma_latency_cycles) / 4.0  # 4x-unrolled k loop, dependent FMA chain
+    exposed = np.where(uses_smem > 0, np.where(bufs == 2, exposed_prefetch, exposed_plain), exposed_l1)
+
+    rates = (cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock, cmp_.fp32_lanes_per_sm,
+             mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
+    kw = dict(issue_block=issue, ffma_block=ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
+              dram_bytes_tile=dram_tile, warps_block=warps, latency_exposed=exposed, dev_rates=rates,
+              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
+    safe_b = np.maximum(b, 1)
+    cyc_full = T.tile_cycles(safe_b, **kw)
+    per_wave, full, tail = T.waves(blocks, safe_b, sms)
+    cyc_tail = T.tile_cycles(np.maximum(tail, 1), **kw)
+    t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
+    prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
+    n_waves = full + (tail > 0)
+    total_cycles = ktiles * (full * t_full + (tail > 0) * t_tail) + n_waves * prologue
+    time_s = total_cycles / hz
+    gflops = np.where(b > 0, flops / time_s * 1e-9, 0.0)
+    bound = cyc_full.argmax(axis=0)
+    extra = dict(regs=regs, smem=smem, threads=thr, warps=warps, blocks=blocks, ktiles=ktiles, per_wave=per_wave,
+                 full_waves=full, tail=tail, flops=flops, l2_bytes=l2b, dram_bytes=drb, smem_bytes=smem_moved,
+                 l2_hit=hit, mem_latency=L_mem, ffma=ffma, lds=lds, sts=sts, ldg=ldg, bar=bar, other=other, issue=issue,
+                 need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
+                 avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
+                 frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock,
+                 cycles_tail=cyc_tail, n_waves=n_waves)
+    return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
+                           occupancy=occ, cycles=cyc_full, extra=extra)
+
+
+# ---- the typed single prediction ---------------------------------------------------------
+class _M(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Resources(_M):
+    threads_per_block: int
+    warps_per_block: int
+    registers_per_thread: int
+    registers_source: str
+    smem_per_block_bytes: int
+
+
+class Occupancy(_M):
+    blocks_per_sm: int
+    warps_per_sm: int
+    occupancy_pct: float
+    limiter: str
+
+
+class Level(_M):
+    level: str
+    bytes: float
+    intensity_flop_per_byte: float
+    bandwidth_GBps: float
+    ceiling_GFLOPS: float
+
+
+class LittleRow(_M):
+    level: str
+    latency_cycles: float
+    needed_in_flight: float
+    available_in_flight: float
+    unit: str
+    achievable_fraction: float
+
+
+class Issue(_M):
+    per_block_per_tile: dict[str, float]
+    ffma_share: float
+    issue_ceiling_GFLOPS: float
+
+
+class Waves(_M):
+    blocks: int
+    blocks_per_wave: int
+    full_waves: int
+    tail_blocks_per_sm: int
+    waves: float
+
+
+class Prediction(_M):
+    device: str
+    kernel: str
+    config: dict[str, int]
+    M: int
+    N: int
+    K: int
+    sm_clock_MHz: float
+    peak_GFLOPS: float
+    resources: Resources
+    occupancy: Occupancy
+    traffic: list[Level]
+    littles_law: list[LittleRow]
+    issue: Issue
+    waves: Waves
+    cycles_per_tile: dict[str, float]
+    time_s: float
+    gflops: float
+    pct_of_peak: float
+    bound: str
+    reason: str
+
+
+def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
+            registers: Optional[int] = None, registers_source: Optional[str] = None,
+            clock_MHz: Optional[float] = None) -> Prediction:
+    """Predict one configuration. N and K default to M (square)."""
+    N = M if N is None else N
+    K = M if K is None else K
+    for nm, v in (("M", M), ("N", N), ("K", K)):
+        if int(v) != v or v < 1:
+            raise UserError(f"{nm}={v} must be a positive integer")
+    config.check_device(device) if registers is None else None
+    if registers is not None and registers > device.limits.max_registers_per_thread:
+        raise UserError(f"registers={registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
+    src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
+    bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz)
+    x = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
+    clock = float(bt.extra["clock"])
+    peak = device.peak_fp32_GFLOPS(clock)
+    flops = float(x["flops"])
+    hz = clock * 1e6
+    mem = device.memory
+    smem_GBps = mem.smem_bandwidth_bytes_per_clock_per_sm * device.compute.sm_count * hz * 1e-9
+    levels = []
+    for name, byts, bw in (("dram", x["dram_bytes"], mem.dram_bandwidth_GBps), ("l2", x["l2_bytes"], mem.l2_bandwidth_GBps),
+                           ("smem", x["smem_bytes"], smem_GBps)):
+        ai = flops / byts if byts > 0 else float("inf")
+        levels.append(Level(level=name, bytes=float(byts), intensity_flop_per_byte=float(ai), bandwidth_GBps=float(bw),
+                            ceiling_GFLOPS=float(min(ai * bw, 1e12))))
+    lat = device.latency
+    lrows = []
+    for name, latency, unit in (("fma", lat.fma_latency_cycles, "warp FFMA"), ("smem", lat.smem_latency_cycles, "wavefronts"),
+                                ("l2", lat.l2_latency_cycles, "bytes"), ("dram", lat.dram_latency_cycles, "bytes")):
+        lrows.append(LittleRow(level=name, latency_cycles=float(latency), needed_in_flight=float(bt.extra["need"][name]),
+                               available_in_flight=float(np.asarray(bt.extra["avail"][name]).ravel()[0]), unit=unit,
+                               achievable_fraction=float(np.asarray(bt.extra["frac"][name]).ravel()[0])))
+    counts = {k: float(x[k]) for k in ("ffma", "lds", "sts", "ldg", "bar", "other")}
+    share = counts["ffma"] / float(x["issue"])
+    b = int(bt.blocks_per_sm[0])
+    bound = T.TERMS[int(bt.bound[0])] if b > 0 else "occupancy"
+    per_wave = int(x["per_wave"])
+    return Prediction(
+        device=device.name, kernel=config.kernel, config=config.params(), M=int(M), N=int(N), K=int(K),
+        sm_clock_MHz=clock, peak_GFLOPS=peak,
+        resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
+                            registers_per_thread=int(x["regs"]), registers_source=src,
+                            smem_per_block_bytes=config.smem_bytes),
+        occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * x["warps"]), occupancy_pct=float(bt.occupancy[0] * 100),
+                            limiter=LIMITERS[int(bt.limiter[0])]),
+        traffic=levels, littles_law=lrows,
+        issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=peak * share),
+        waves=Waves(blocks=int(x["blocks"]), blocks_per_wave=per_wave, full_waves=int(x["full_waves"]),
+                    tail_blocks_per_sm=int(x["tail"]), waves=float(x["blocks"] / max(per_wave, 1))),
+        cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},
+        time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
+        bound=bound, reason=REASONS.get(bound, "no block fits on an SM"))

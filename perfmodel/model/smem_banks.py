@@ -1,0 +1,138 @@
+"""Shared-memory wavefronts per warp instruction, from the kernels' real thread->address maps.
+
+A warp's shared-memory access needs as many wavefronts as the largest number of *distinct*
+4-byte words that fall in one bank (identical words are broadcast). A 128-bit access touches
+four consecutive words per lane. 32 banks x 4 B: one wavefront moves at most 128 B.
+The address maps below mirror kernels/*.cu exactly (same index arithmetic).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+BANKS = 32
+
+
+def wavefronts(word_addr, width_words: int = 1, banks: int = BANKS) -> int:
+    """Wavefronts for one warp instruction: max over banks of distinct words requested."""
+    a = np.asarray(word_addr, dtype=np.int64).reshape(-1, 1) + np.arange(width_words)
+    words = np.unique(a.ravel())
+    return int(np.bincount(words % banks, minlength=banks).max())
+
+
+def wavefronts_many(rows, width_words: int = 1, banks: int = BANKS) -> np.ndarray:
+    """`wavefronts` for many warp instructions at once: rows is (n, 32) word addresses."""
+    a = (np.asarray(rows, dtype=np.int64)[:, :, None] + np.arange(width_words)).reshape(len(rows), -1)
+    a = np.sort(a, axis=1)
+    distinct = np.ones_like(a, dtype=bool)
+    distinct[:, 1:] = a[:, 1:] != a[:, :-1]
+    r, c = np.nonzero(distinct)
+    counts = np.bincount(r * banks + a[r, c] % banks, minlength=len(rows) * banks).reshape(len(rows), banks)
+    return counts.max(axis=1)
+
+
+def _total(accesses) -> tuple[float, float]:
+    """(instructions, wavefronts) of a list of (addresses, width) accesses."""
+    n = w = 0.0
+    for width in (1, 4):
+        rows = [addr for addr, wd in accesses if wd == width]
+        if rows:
+            n += len(rows)
+            w += float(wavefronts_many(np.stack(rows), width).sum())
+    return n, w
+
+
+def _lanes(warp: int = 0):
+    return np.arange(32) + 32 * warp
+
+
+def _inner_loop_reads(cfg, k: int, warp: int):
+    """(addresses, width) of every shared-memory read one warp issues at inner step k."""
+    spec, t = cfg.spec, _lanes(warp)
+    bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
+    reads = []
+    if cfg.kernel == "smem_tiled":
+        ty, tx = t // bn, t % bn
+        reads += [(ty * bk + k, 1), (k * bn + tx, 1)]
+    elif cfg.kernel == "tiled_1d":
+        trow, tcol = t // bn, t % bn
+        reads.append((k * bn + tcol, 1))
+        reads += [((trow * tm + i) * bk + k, 1) for i in range(tm)]
+    elif cfg.kernel == "tiled_2d":
+        tpr = bn // tn
+        trow, tcol = t // tpr, t % tpr
+        reads += [((trow * tm + i) * bk + k, 1) for i in range(tm)]
+        reads += [(k * bn + tcol * tn + j, 1) for j in range(tn)]
+    elif cfg.kernel == "tiled_2d_float4":
+        tpr = bn // tn
+        trow, tcol = t // tpr, t % tpr
+        reads += [(k * bm + trow * tm + i, 4) for i in range(0, tm, 4)]
+        reads += [(k * bn + tcol * tn + j, 4) for j in range(0, tn, 4)]
+    elif spec.quadrants:  # bank_conflict_free, double_buffer
+        tpr = bn // tn
+        trow, tcol = t // tpr, t % tpr
+        for half in (0, bm // 2):
+            reads += [(k * bm + half + trow * (tm // 2) + i, 4) for i in range(0, tm // 2, 4)]
+        for half in (0, bn // 2):
+            reads += [(k * bn + half + tcol * (tn // 2) + j, 4) for j in range(0, tn // 2, 4)]
+    elif cfg.kernel == "warp_tiled":
+        w = t // 32
+        lane = t % 32
+        wrow, wcol = w // (bn // cfg.wn), w % (bn // cfg.wn)
+        wsubm, wsubn = cfg.wm // cfg.wm_iter, cfg.wn // cfg.wn_iter
+        trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
+        for wi in range(cfg.wm_iter):
+            reads += [(k * bm + wrow * cfg.wm + wi * wsubm + trow * tm + i, 4) for i in range(0, tm, 4)]
+        for wj in range(cfg.wn_iter):
+            reads += [(k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j, 4) for j in range(0, tn, 4)]
+    return reads
+
+
+def _tile_stores(cfg, warp: int):
+    """(addresses, width) of every shared-memory store one warp issues per k-tile."""
+    spec, t = cfg.spec, _lanes(warp)
+    T, bm, bn, bk = cfg.threads, cfg.bm, cfg.bn, cfg.bk
+    stores = []
+    if spec.gmem_vector == 1:
+        for r in range(bm * bk // T):
+            e = t + r * T
+            stores.append(((e // bk) * bk + e % bk, 1))
+        for r in range(bk * bn // T):
+            e = t + r * T
+            stores.append(((e // bn) * bn + e % bn, 1))
+    else:
+        for r in range(bm * bk // (4 * T)):
+            e = t + r * T
+            row, c4 = e // (bk // 4), e % (bk // 4)
+            stores += [((c4 * 4 + c) * bm + row, 1) for c in range(4)]  # A transposed: 4 scalar stores
+        for r in range(bk * bn // (4 * T)):
+            e = t + r * T
+            stores.append(((e // (bn // 4)) * bn + (e % (bn // 4)) * 4, 4))
+    return stores
+
+
+def _pow2(x) -> bool:
+    return x is None or (x > 0 and x & (x - 1) == 0)
+
+
+@lru_cache(maxsize=65536)
+def smem_counts(cfg) -> tuple[float, float, float, float]:
+    """Per block per k-tile: (LDS warp-instructions, LDS wavefronts, STS warp-instr., STS wavefronts).
+
+    Every read address is base(lane) + k*stride, a uniform shift per k, so step k=0 stands for all
+    bk steps; with power-of-two tiles warp w's addresses are warp 0's shifted uniformly too, so warp 0
+    stands for all warps (otherwise every warp is simulated). Zero without shared memory."""
+    if not cfg.spec.uses_smem:
+        return 0.0, 0.0, 0.0, 0.0
+    warps = cfg.threads // 32
+    uniform = all(_pow2(getattr(cfg, k)) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter"))
+    sample = [0] if uniform else list(range(warps))
+    scale = warps / len(sample)
+    lds_i = lds_w = sts_i = sts_w = 0.0
+    for w in sample:
+        n, wf = _total(_inner_loop_reads(cfg, 0, w))
+        lds_i, lds_w = lds_i + cfg.bk * n, lds_w + cfg.bk * wf
+        n, wf = _total(_tile_stores(cfg, w))
+        sts_i, sts_w = sts_i + n, sts_w + wf
+    return lds_i * scale, lds_w * scale, sts_i * scale, sts_w * scale

@@ -1,0 +1,106 @@
+"""The model's terms as pure, vectorised functions (scalars or arrays of configs alike).
+
+Every function takes numpy arrays (or floats) and device figures and returns arrays, so a single
+`Prediction` and a sweep over 10^4 configs run the same formulas (DESIGN.md: no formula twice).
+Units: cycles are SM clock cycles, bytes are bytes, per-tile counts are per k-tile of bk steps.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FLOAT = 4.0
+WAVEFRONT_BYTES = 128.0
+
+
+# ---- traffic and intensity -----------------------------------------------------------------
+def grid(M, N, K, bm, bn, bk):
+    """Blocks and k-tiles: ceil(M/bm) x ceil(N/bn) blocks, ceil(K/bk) tiles each."""
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    return gy, gx, gy * gx, np.ceil(K / bk)
+
+
+def l2_to_sm_bytes(M, N, K, bm, bn):
+    """Bytes read from L2 into the SMs: every block streams its A panel (bm x K) and B panel
+    (K x bn) once, plus C written once: (M*N*K/bn + M*N*K/bm + M*N) x 4 B (seed 000 sec. 4)."""
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    return FLOAT * (gy * bm * K * gx + gx * bn * K * gy) * 1.0 + FLOAT * M * N
+
+
+def dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
+    """DRAM bytes with L2 reuse among the blocks running at once.
+
+    Blocks launch row by row (blockIdx.x along N) and a wave of P resident blocks walks K in near
+    lockstep, so within a wave each A and B panel it touches crosses DRAM once: r = ceil(P/gx) block
+    rows and c = min(P, gx) block columns, (r*bm + c*bn)*K*4 bytes per wave, G/P waves. If all of B
+    plus one wave's A panels fit in L2, B survives between waves and traffic is compulsory
+    (A + B + C once). Never below compulsory, never above the no-reuse L2->SM traffic."""
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    P = np.maximum(concurrent_blocks, 1.0)
+    rows, cols = np.minimum(np.ceil(P / gx), gy), np.minimum(P, gx)
+    a_all, b_all, c_all = FLOAT * M * K, FLOAT * K * N, FLOAT * M * N
+    compulsory = a_all + b_all + c_all
+    wave_a = FLOAT * rows * bm * K
+    per_wave = wave_a + FLOAT * cols * bn * K
+    streamed = np.clip((gy * gx / P) * per_wave + c_all, compulsory, l2_to_sm_bytes(M, N, K, bm, bn))
+    return np.where(b_all + wave_a <= l2_bytes, compulsory, streamed)
+
+
+# ---- instruction issue ---------------------------------------------------------------------
+def issue_counts(threads, ffma_per_thread, lds_block, sts_block, ldg_per_thread, barriers, buffers):
+    """Warp instructions per block per k-tile by kind (seed 002: issue slots bound the FMA pipe).
+
+    FFMA, LDS, STS and LDG come from the kernel's structure; 'other' is the loop's integer and
+    branch work read off the kernels' SASS shape: 3 per tile (counter, compare, branch), one
+    address increment per global load, and 2 for the buffer switch of double buffering."""
+    warps = threads / 32.0
+    ffma = warps * ffma_per_thread
+    ldg = warps * ldg_per_thread
+    bar = warps * barriers
+    other = warps * (3.0 + ldg_per_thread + 2.0 * (buffers == 2))
+    total = ffma + lds_block + sts_block + ldg + bar + other
+    return ffma, np.asarray(lds_block, float), np.asarray(sts_block, float), ldg, bar, other, total
+
+
+# ---- Little's law --------------------------------------------------------------------------
+def littles_law(needed, available):
+    """Achievable fraction of a ceiling: min(1, parallelism available / latency x throughput)."""
+    return np.minimum(1.0, np.asarray(available, float) / np.maximum(needed, 1e-30))
+
+
+def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
+    """Average global-load latency: L2 hit rate h = 1 - DRAM bytes / L2 bytes mixes the two."""
+    hit = np.clip(1.0 - dram_b / np.maximum(l2_b, 1.0), 0.0, 1.0)
+    return hit * l2_lat + (1.0 - hit) * dram_lat, hit
+
+
+# ---- time per k-tile -----------------------------------------------------------------------
+def tile_cycles(b, *, issue_block, ffma_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile,
+                warps_block, latency_exposed, dev_rates, f_fma, f_smem, f_l2, f_dram):
+    """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
+
+    issue: b*I/(schedulers*rate)   fma: b*FFMA/(lanes/32) / f_fma   smem: b*wavefronts/(B/clk/128)/f_smem
+    l2, dram: b*bytes/(per-SM share of bandwidth)/f   latency: one block's own issue time plus the
+    latency it cannot hide (MWP/CWP-style: other blocks fill the gap when b*issue > that path)."""
+    sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
+    f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
+    t_issue = b * issue_block / sched
+    t_fma = b * ffma_block / (lanes / 32.0) / f_fma
+    t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
+    t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
+    t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
+    own_issue = issue_block / np.minimum(warps_block, sched)
+    t_lat = own_issue + latency_exposed
+    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_lat])
+
+
+TERMS = ("fma", "issue", "smem", "l2", "dram", "latency")
+
+
+def waves(blocks, blocks_per_sm, sm_count):
+    """Full waves of sm_count*blocks_per_sm blocks, and the tail: the busiest SM's blocks in the
+    last partial wave, ceil(remainder / SMs)."""
+    per_wave = sm_count * blocks_per_sm
+    full = np.floor(blocks / per_wave)
+    rem = blocks - full * per_wave
+    tail = np.ceil(rem / sm_count)
+    return per_wave, full, tail

@@ -1,0 +1,98 @@
+"""`perfmodel sweep`: enumerate every legal tile configuration, predict all, rank them."""
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+from .catalogue import KernelConfig, get_kernel, kernel_specs
+from .model import predict_batch
+from .model.occupancy import LIMITERS
+from .model.terms import TERMS
+
+TILED = ("smem_tiled", "tiled_1d", "tiled_2d", "tiled_2d_float4", "bank_conflict_free", "double_buffer", "warp_tiled")
+VALUES = {
+    "bm": (16, 32, 64, 128, 256), "bn": (16, 32, 64, 128, 256), "bk": (4, 8, 16, 32, 64),
+    "tm": (1, 2, 4, 8, 16), "tn": (1, 2, 4, 8, 16), "wm": (16, 32, 64, 128), "wn": (16, 32, 64, 128),
+    "wn_iter": (1, 2, 4, 8),
+}
+
+
+def enumerate_configs(device, kernels=TILED):
+    """All parameter combinations of the given kernels -> (valid configs, Counter of violations, total)."""
+    valid, why, total = [], Counter(), 0
+    for kid in kernels:
+        spec = get_kernel(kid)
+        names = [p for p in spec.params if p in VALUES]
+        for combo in itertools.product(*(VALUES[n] for n in names)):
+            params = dict(zip(names, combo))
+            if kid == "smem_tiled" and not (params["bm"] == params["bn"] == params["bk"]):
+                continue  # one parameter in effect: bm = bn = bk
+            total += 1
+            cfg = KernelConfig.unchecked(kid, _trusted=True, **params)
+            problems = cfg.violations() or cfg.device_violations(device)
+            if problems:
+                for name in sorted({n for n, _ in problems}):
+                    why[name] += 1
+            else:
+                valid.append(cfg)
+    return valid, why, total
+
+
+def cmd_sweep(a) -> int:
+    from .cli import _size
+    from .devices import load_device
+    from .errors import UserError
+
+    dev = load_device(a.device)
+    kernels = a.kernel or list(TILED)
+    for k in kernels:
+        get_kernel(k)
+        if k not in TILED:
+            raise UserError(f"sweep covers the tiled kernels ({', '.join(TILED)}); '{k}' has no tile parameters to sweep")
+    M, N, K = _size(a)
+    t0 = time.perf_counter()
+    configs, why, total = enumerate_configs(dev, kernels)
+    bt = predict_batch(dev, configs, M, N, K)
+    dt = time.perf_counter() - t0
+    order = np.argsort(-bt.gflops)
+    peak = dev.peak_fp32_GFLOPS()
+    rows = []
+    for rank, i in enumerate(order[: a.top], 1):
+        c = configs[i]
+        rows.append(dict(rank=rank, kernel=c.kernel, **{k: getattr(c, k) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")},
+                         threads=c.threads, registers_est=int(bt.extra["regs"][i]), gflops=round(float(bt.gflops[i]), 1),
+                         pct_of_peak=round(float(bt.gflops[i] / peak * 100), 2), blocks_per_sm=int(bt.blocks_per_sm[i]),
+                         occupancy_pct=round(float(bt.occupancy[i] * 100), 1), limiter=LIMITERS[int(bt.limiter[i])],
+                         bound=TERMS[int(bt.bound[i])]))
+    if a.measure:
+        from .measure.tune import measure_sweep  # GPU path
+
+        return measure_sweep(dev, configs, bt, M, N, K, a.measure)
+    if a.json:
+        print(json.dumps(dict(device=dev.name, M=M, N=N, K=K, considered=total, valid=len(configs),
+                              invalid_by_constraint=dict(why), seconds=dt, top=rows), indent=2))
+        return 0
+    if a.csv:
+        import csv
+
+        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["rank"])
+        w.writeheader()
+        w.writerows(rows)
+        return 0
+    print(f"{dev.name}, M={M} N={N} K={K}: {total} configurations considered, {len(configs)} valid, "
+          f"{total - len(configs)} invalid; predicted in {dt:.2f} s")
+    for name, n in why.most_common():
+        print(f"  invalid: {n:6d} violate {name}")
+    print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
+          f"{'GFLOPS':>9} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
+    for r in rows:
+        f = lambda v: "-" if v is None else str(v)  # noqa: E731
+        print(f"{r['rank']:3d} {r['kernel']:18} {r['bm']:4d} {r['bn']:4d} {f(r['bk']):>3} {f(r['tm']):>3} {f(r['tn']):>3} "
+              f"{f(r['wm']):>4} {f(r['wn']):>4} {f(r['wn_iter']):>3} {r['gflops']:9,.0f} {r['pct_of_peak']:6.1f} "
+              f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}")
+    return 0
