@@ -257,6 +257,9 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
                                achievable_fraction=float(np.asarray(bt.extra["frac"][name]).ravel()[0])))
     counts = {k: float(x[k]) for k in ("ffma", "lds", "sts", "ldg", "bar", "other")}
     share = counts["ffma"] / float(x["issue"])
+    # issue ceiling: every issue slot that carries an FFMA does 32 lanes x 2 flop
+    c = device.compute
+    issue_ceiling = c.sm_count * c.warp_schedulers_per_sm * c.issue_per_scheduler_per_clock * share * 64 * clock * 1e-3
     b = int(bt.blocks_per_sm[0])
     bound = T.TERMS[int(bt.bound[0])] if b > 0 else "occupancy"
     per_wave = int(x["per_wave"])
@@ -269,7 +272,7 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * x["warps"]), occupancy_pct=float(bt.occupancy[0] * 100),
                             limiter=LIMITERS[int(bt.limiter[0])]),
         traffic=levels, littles_law=lrows,
-        issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=peak * share),
+        issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=issue_ceiling),
         waves=Waves(blocks=int(x["blocks"]), blocks_per_wave=per_wave, full_waves=int(x["full_waves"]),
                     tail_blocks_per_sm=int(x["tail"]), waves=float(x["blocks"] / max(per_wave, 1))),
         cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},

@@ -1,0 +1,65 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfmodel.cli import main
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_predict_breakdown(capsys):
+    rc, out, err = run(capsys, "predict", "--device", "rtx2070s", "--bm", "128")
+    assert rc == 0 and err == ""
+    for section in ("Resources", "Occupancy", "limited by", "Traffic and arithmetic intensity", "Little's law",
+                    "Instruction issue", "FFMA share", "Waves", "Predicted:", "% of peak", "Bound:"):
+        assert section in out
+
+
+def test_predict_json_is_the_prediction(capsys):
+    rc, out, _ = run(capsys, "predict", "--device", "h100-sxm", "--kernel", "warp_tiled", "-M", "2048", "-N", "1024", "-K", "512", "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["kernel"] == "warp_tiled" and (data["M"], data["N"], data["K"]) == (2048, 1024, 512)
+    assert data["gflops"] > 0 and data["bound"]
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["predict", "--device", "gtx9090"], "unknown device"),
+    (["predict", "--device", "v100", "--kernel", "fast"], "unknown kernel"),
+    (["predict", "--device", "v100", "--bm", "96"], "invalid double_buffer configuration"),
+    (["predict", "--device", "v100", "--size", "0"], "not positive"),
+    (["predict", "--device", "v100", "-M", "-5"], "-M"),
+    (["predict", "--device", "v100", "--size", "abc"], "not an integer"),
+    (["predict", "--device", "v100", "--kernel", "tiled_1d", "--tn", "4"], "takes no parameter tn"),
+    (["predict", "--device", "/nonexistent/x.toml"], "does not exist"),
+    (["devices", "show", "nope"], "unknown device"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_one_line_exit_2(capsys, argv, fragment):
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2
+    assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
+
+
+def test_malformed_device_file_from_cli(capsys, tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("schema_version = 1\nname = 'x'\n")
+    rc, _, err = run(capsys, "predict", "--device", str(p))
+    assert rc == 2 and "marketing_name" in err and err.count("\n") == 1
+
+
+def test_devices_list_and_show(capsys):
+    rc, out, _ = run(capsys, "devices")
+    assert rc == 0 and "h100-sxm" in out and "66,908" in out
+    rc, out, _ = run(capsys, "devices", "show", "rtx2070s")
+    assert rc == 0 and "latency.smem_latency_cycles" in out and "seed 002" in out
+
+
+def test_console_script_subprocess():
+    r = subprocess.run([sys.executable, "-m", "perfmodel", "predict", "--device", "nope"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("error: unknown device") and "Traceback" not in r.stderr

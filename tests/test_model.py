@@ -1,0 +1,110 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from perfmodel import KernelConfig, kernel_ids, load_device, predict, predict_batch, shipped_devices
+from perfmodel.model.smem_banks import smem_counts, wavefronts
+from perfmodel.model.terms import dram_bytes, l2_to_sm_bytes
+from perfmodel.sweep import enumerate_configs
+
+DEVICES = sorted(shipped_devices())
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("kernel", kernel_ids())
+def test_every_kernel_on_every_device_predicts_with_explanation(dev, kernel):
+    d = load_device(dev)
+    p = predict(d, KernelConfig.make(kernel), 4096)
+    assert 0 < p.gflops <= p.peak_GFLOPS
+    for lv in p.traffic:
+        assert p.gflops <= lv.ceiling_GFLOPS * (1 + 1e-9)
+    assert p.gflops <= p.issue.issue_ceiling_GFLOPS * (1 + 1e-9)
+    assert p.bound in p.cycles_per_tile and p.reason
+
+
+def test_bank_conflicts_from_first_principles():
+    assert wavefronts(np.arange(32)) == 1                 # 32 consecutive words: one per bank
+    assert wavefronts(np.zeros(32)) == 1                  # broadcast
+    assert wavefronts(np.arange(32) * 2) == 2             # stride 2: two words per bank
+    assert wavefronts(np.arange(32) * 32) == 32            # stride 32: all in bank 0
+    assert wavefronts(np.arange(32) * 4, 4) == 4          # LDS.128, 512 contiguous bytes
+    # quadrant layout (seed 000 V2): per k a warp reads A at 2 distinct float4 (1 wavefront each) and
+    # B at 16 contiguous float4 = 256 B (2 wavefronts each): 2*1 + 2*2 = 6 wavefronts over 4 LDS.128
+    lds_i, lds_w, _, _ = smem_counts(KernelConfig.make("bank_conflict_free"))
+    assert lds_w / lds_i == pytest.approx(6 / 4)
+    # without the split, each thread's B float4 pair is 32 B apart: 16 lanes x 2 float4 over 512 B -> 4
+    lds_i2, lds_w2, _, _ = smem_counts(KernelConfig.make("tiled_2d_float4"))
+    assert lds_w2 > lds_w
+
+
+def test_traffic_first_principles():
+    # L2->SM: (M*N*K/bn + M*N*K/bm) floats + C once
+    M = N = K = 4096
+    assert l2_to_sm_bytes(M, N, K, 128, 128) == 4 * (2 * M * N * K / 128 + M * N)
+    # everything fits in a 50 MB L2 -> compulsory traffic only: A + B + C
+    assert dram_bytes(1024, 1024, 1024, 128, 128, 264, 50 * 2**20) == 4 * 3 * 1024 * 1024
+
+
+def test_intensity_keeps_the_factor_two_of_an_fma():
+    # seed 002 drops it; we do not: flops = 2*M*N*K
+    p = predict(load_device("rtx2070s"), KernelConfig.make("tiled_2d"), 1024)
+    l2 = next(lv for lv in p.traffic if lv.level == "l2")
+    assert l2.intensity_flop_per_byte == pytest.approx(2 * 1024**3 / l2.bytes)
+
+
+def test_compiler_registers_change_occupancy():
+    d = load_device("h100-sxm")
+    cfg = KernelConfig.make("double_buffer")
+    assert predict(d, cfg, 4096, registers=127).occupancy.blocks_per_sm == 2
+    assert predict(d, cfg, 4096, registers=139).occupancy.blocks_per_sm == 1
+
+
+def test_batch_equals_single():
+    d = load_device("a100")
+    cfgs = [KernelConfig.make(k) for k in kernel_ids()]
+    bt = predict_batch(d, cfgs, 2048, 2048, 2048)
+    for i, c in enumerate(cfgs):
+        assert bt.gflops[i] == pytest.approx(predict(d, c, 2048).gflops)
+
+
+_CONFIGS = {}
+
+
+def _valid(dev):
+    if dev not in _CONFIGS:
+        _CONFIGS[dev] = enumerate_configs(load_device(dev), ("tiled_2d", "double_buffer", "warp_tiled"))[0]
+    return _CONFIGS[dev]
+
+
+@settings(max_examples=60, deadline=None)
+@given(dev=st.sampled_from(DEVICES), idx=st.integers(0, 10**6), M=st.integers(1, 9000), N=st.integers(1, 9000),
+       K=st.integers(1, 9000))
+def test_property_finite_and_under_every_ceiling(dev, idx, M, N, K):
+    d = load_device(dev)
+    cfgs = _valid(dev)
+    cfg = cfgs[idx % len(cfgs)]
+    p = predict(d, cfg, M, N, K)
+    assert math.isfinite(p.gflops) and p.gflops >= 0 and math.isfinite(p.time_s) and p.time_s > 0
+    assert p.gflops <= p.peak_GFLOPS * (1 + 1e-9)
+    for lv in p.traffic:
+        assert p.gflops <= lv.ceiling_GFLOPS * (1 + 1e-9)
+
+
+def _scaled(d, section, field, factor):
+    sec = getattr(d, section).model_copy(update={field: getattr(getattr(d, section), field) * factor})
+    return d.model_copy(update={section: sec})
+
+
+@settings(max_examples=60, deadline=None)
+@given(dev=st.sampled_from(DEVICES), idx=st.integers(0, 10**6), S=st.sampled_from([256, 1000, 2048, 4096]),
+       f=st.floats(1.01, 4.0))
+def test_property_not_slower_with_more_bandwidth_or_clock(dev, idx, S, f):
+    d = load_device(dev)
+    cfg = _valid(dev)[idx % len(_valid(dev))]
+    base = predict(d, cfg, S).gflops
+    assert predict(_scaled(d, "memory", "dram_bandwidth_GBps", f), cfg, S).gflops >= base * (1 - 1e-9)
+    assert predict(_scaled(d, "memory", "l2_bandwidth_GBps", f), cfg, S).gflops >= base * (1 - 1e-9)
+    clock = d.compute.sm_clock_boost_MHz
+    assert predict(d, cfg, S, clock_MHz=clock * f).gflops >= base * (1 - 1e-9)
