@@ -1,0 +1,47 @@
+// Step 5, 2-D register tile: each thread a TMxTN tile of C by outer products; scalar loads,
+// A kept [BM][BK] in shared memory (not transposed). Seed 004 without prefetch.
+#include "common.cuh"
+#define NT (BM * BN / (TM * TN))
+
+template <bool G>
+__device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                     int M, int N, int K, float* __restrict__ As, float* __restrict__ Bs) {
+    const int tid = threadIdx.x, tpr = BN / TN, tcol = tid % tpr, trow = tid / tpr;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {{0.0f}};
+    float ra[TM], rb[TN];
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int r = 0; r < BM * BK / NT; ++r) { const int e = tid + r * NT; As[e] = ld<G>(A, row0 + e / BK, k0 + e % BK, M, K); }
+#pragma unroll
+        for (int r = 0; r < BK * BN / NT; ++r) { const int e = tid + r * NT; Bs[e] = ld<G>(B, k0 + e / BN, col0 + e % BN, K, N); }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) ra[i] = As[(trow * TM + i) * BK + k];
+#pragma unroll
+            for (int j = 0; j < TN; ++j) rb[j] = Bs[k * BN + tcol * TN + j];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int r = row0 + trow * TM + i, c = col0 + tcol * TN + j;
+            if (!G || (r < M && c < N)) C[IDX(r, c, N)] = acc[i][j];
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
+                                                       float* __restrict__ C, int M, int N, int K) {
+    __shared__ float As[BM * BK];
+    __shared__ float Bs[BK * BN];
+    if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
+    else body<true>(A, B, C, M, N, K, As, Bs);
+}

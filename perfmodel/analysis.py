@@ -1,0 +1,106 @@
+"""Derived results: predictions for recorded measurements, errors, MAPE and Spearman. No GPU.
+
+A recorded run (raw.json) is never modified; this recomputes everything from it, so a model or
+device-file change is judged on the same measurements."""
+from __future__ import annotations
+
+import csv
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from .catalogue import KernelConfig
+from .devices import DeviceSpec, load_device, shipped_devices
+from .errors import UserError
+from .measure.records import Run
+from .model import predict
+
+
+def load_run(run_dir: str | Path) -> Run:
+    p = Path(run_dir) / "raw.json"
+    if not p.is_file():
+        raise UserError(f"{run_dir} holds no raw.json (not a perfmodel validate results folder)")
+    return Run.model_validate_json(p.read_text())
+
+
+def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
+    """The shipped device file named in the run (current figures), or the run's own copy."""
+    name = run.environment.device_file
+    if not recorded and name in shipped_devices():
+        return load_device(name)
+    return DeviceSpec.model_validate(tomllib.loads(run.device_toml))
+
+
+def rows(run: Run, device: DeviceSpec | None = None) -> list[dict]:
+    """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS."""
+    dev = device or run_device(run)
+    cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
+    out = []
+    for m in run.measurements:
+        r = dict(kernel=m.kernel, group=m.group, M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
+                 verified=m.verified, verification=m.verification, registers=m.registers,
+                 measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)))
+        if m.timing:
+            r.update(median_ms=m.timing.median_ms, q10_ms=m.timing.q10_ms, q90_ms=m.timing.q90_ms,
+                     spread_pct=100 * (m.timing.q90_ms - m.timing.q10_ms) / m.timing.median_ms,
+                     clock_MHz=m.timing.sm_clock_MHz_median)
+        if m.gflops_median and r.get("cublas_gflops"):
+            r["pct_of_cublas"] = 100 * m.gflops_median / r["cublas_gflops"]
+        if m.kernel != "cublas":
+            cfg = KernelConfig.make(m.kernel, **m.config)
+            p = predict(dev, cfg, m.M, m.N, m.K, registers=m.registers,
+                        registers_source="binary that ran" if m.registers else None,
+                        clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
+            r.update(predicted_gflops=p.gflops, bound=p.bound, blocks_per_sm=p.occupancy.blocks_per_sm,
+                     driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
+            if m.verified and m.gflops_median:
+                r["error_pct"] = 100 * (p.gflops - m.gflops_median) / m.gflops_median
+        out.append(r)
+    return out
+
+
+def summary(table: list[dict]) -> dict:
+    from scipy.stats import spearmanr
+
+    pts = [r for r in table if r.get("error_pct") is not None]
+    err = np.array([abs(r["error_pct"]) for r in pts])
+    s = dict(points=len(pts), failed=sum(1 for r in table if not r["verified"]),
+             mape_pct=float(err.mean()) if len(pts) else None, median_ape_pct=float(np.median(err)) if len(pts) else None)
+    for name, sel in (("all", pts), ("sweep", [r for r in pts if r["group"] == "sweep"])):
+        if len(sel) >= 3:
+            rho = spearmanr([r["predicted_gflops"] for r in sel], [r["measured_gflops"] for r in sel]).statistic
+            s[f"spearman_{name}"] = float(rho)
+    sw = [r for r in pts if r["group"] == "sweep"]
+    if sw:
+        best_meas = max(sw, key=lambda r: r["measured_gflops"])
+        top_pred = max(sw, key=lambda r: r["predicted_gflops"])
+        s["sweep_top1_gap_pct"] = 100 * (1 - top_pred["measured_gflops"] / best_meas["measured_gflops"])
+        s["sweep_best_measured"] = f"{best_meas['kernel']} {best_meas['config']}"
+        s["sweep_model_top1"] = f"{top_pred['kernel']} {top_pred['config']}"
+    return s
+
+
+FIELDS = ["kernel", "group", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",
+          "limiter", "clock_MHz", "median_ms", "q10_ms", "q90_ms", "spread_pct", "measured_gflops", "predicted_gflops",
+          "error_pct", "bound", "cublas_gflops", "pct_of_cublas", "verification"]
+
+
+def write_derived(run_dir: str | Path, out_dir: str | Path, device: DeviceSpec | None = None) -> dict:
+    """summary.csv + summary.json into out_dir (created; never overwrites)."""
+    run = load_run(run_dir)
+    table = rows(run, device)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("summary.csv", "summary.json"):
+        if (out / name).exists():
+            raise UserError(f"{out / name} exists; results are never overwritten")
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in table:
+            w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
+    s = summary(table)
+    (out / "summary.json").write_text(json.dumps(dict(summary=s, rows=table), indent=1))
+    return dict(summary=s, rows=table)

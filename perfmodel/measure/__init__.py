@@ -1,0 +1,1 @@
+"""Measurement: compile the real kernels, run, verify, time (pycuda is imported lazily)."""

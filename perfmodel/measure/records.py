@@ -1,0 +1,65 @@
+"""Typed, immutable measurement records (raw.json of a results folder). No GPU needed."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Environment(_M):
+    gpu_name: str
+    compute_capability: str
+    sm_count: int
+    l2_bytes: int
+    driver_version: str
+    cuda_driver_api: str
+    nvcc_version: str
+    pycuda_version: str
+    nvcc_flags: list[str]
+    device_file: str  # name of the shipped/generated device file used
+    hostname: str
+    started_utc: str
+
+
+class Timing(_M):
+    times_ms: list[float]
+    median_ms: float
+    q10_ms: float
+    q90_ms: float
+    min_ms: float
+    warmup_runs: int
+    sm_clock_MHz_median: Optional[float] = None
+    sm_clock_MHz_min: Optional[float] = None
+    power_W_median: Optional[float] = None
+
+
+class Measurement(_M):
+    """One (kernel or cuBLAS, config, size) point. kernel='cublas' for the baseline."""
+
+    kernel: str
+    config: dict[str, int]
+    group: str  # 'ladder' | 'sweep' | 'baseline' | 'edge'
+    M: int
+    N: int
+    K: int
+    verified: bool
+    rel_frobenius_error: Optional[float] = None
+    verification: str  # 'full' | 'sampled rows/cols' ; or the failure reason
+    registers: Optional[int] = None
+    spill_bytes: Optional[int] = None
+    smem_bytes: Optional[int] = None
+    driver_blocks_per_sm: Optional[int] = None
+    timing: Optional[Timing] = None
+    gflops_median: Optional[float] = None
+    error: Optional[str] = None
+
+
+class Run(_M):
+    schema_version: int = 1
+    environment: Environment
+    device_toml: str  # verbatim copy of the device file used
+    measurements: list[Measurement]

@@ -1,0 +1,154 @@
+"""`perfmodel validate`: measure the ladder and a config sweep on the local GPU, verify every
+point, time it beside cuBLAS, write a new results folder (raw.json, summary.csv/json, report)."""
+from __future__ import annotations
+
+import platform
+import random
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..catalogue import KernelConfig, kernel_ids
+from ..devices import load_device, shipped_devices
+from ..errors import UserError
+from . import build
+from .records import Environment, Run
+
+LADDER_SIZES = (1024, 2048, 4096, 8192)
+SWEEP_SIZE = 4096
+SWEEP_PER_KERNEL = 6
+
+
+def sweep_sample(device, per_kernel: int = SWEEP_PER_KERNEL, seed: int = 0) -> list[KernelConfig]:
+    """A fixed, stratified random sample of valid tiled configs (per kernel), defaults excluded."""
+    from ..sweep import TILED, enumerate_configs
+
+    rng = random.Random(seed)
+    out = []
+    for k in TILED:
+        valid, _, _ = enumerate_configs(device, (k,))
+        default = KernelConfig.make(k)
+        pool = [c for c in valid if c != default]
+        out += rng.sample(pool, min(per_kernel, len(pool)))
+    return out
+
+
+def plan(device, quick: bool):
+    """[(group, cfg or None for cuBLAS, size)] in execution order (grouped by size)."""
+    pts = []
+    sizes = (2048,) if quick else LADDER_SIZES
+    for s in sizes:
+        pts.append(("baseline", None, s))
+        pts += [("ladder", KernelConfig.make(k), s) for k in kernel_ids()]
+    if not quick:
+        pts += [("sweep", c, SWEEP_SIZE) for c in sweep_sample(device)]
+    return pts
+
+
+def _nvcc_version() -> str:
+    nvcc = build.find_nvcc()
+    if not nvcc:
+        return "unknown"
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return out[-1] if out else "unknown"
+
+
+def _cuda_version(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def cmd_validate(a) -> int:
+    from .gpu import Gpu, Problem, measure_point
+    from .detect import match_shipped, write_from_driver
+
+    started = datetime.now(timezone.utc)
+    root = Path.cwd() / "results"
+    gpu = Gpu()
+    name = match_shipped(gpu.name, gpu.cc)
+    out = Path(a.out) if a.out else root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if a.quick else ''}"
+    if out.exists():
+        raise UserError(f"{out} exists; results are never overwritten (choose another --out)")
+    out.mkdir(parents=True)
+    if name:
+        dev_path = shipped_devices()[name]
+    else:
+        dev_path = write_from_driver(gpu, out / "device.toml")
+        name = str(dev_path)
+    device = load_device(name)
+    try:
+        from .nvml import NvmlSampler
+
+        sampler = NvmlSampler()
+        driver = sampler.driver_version()
+    except Exception as exc:  # NVML missing: timings still valid, clock from the device file
+        print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
+        sampler, driver = None, "unknown"
+    import pycuda
+
+    env = Environment(gpu_name=gpu.name, compute_capability=gpu.cc, sm_count=gpu.sm_count, l2_bytes=gpu.l2_bytes,
+                      driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
+                      nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
+                      nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=Path(name).stem if name in shipped_devices() else name,
+                      hostname=platform.node(), started_utc=started.isoformat())
+    points = plan(device, a.quick)
+    print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
+
+    # compile every distinct config in parallel (nvcc runs as subprocesses)
+    cfgs = {c.label(): c for _, c, _ in points if c is not None}
+    t0 = time.time()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futs = {lab: pool.submit(gpu.cubin, c) for lab, c in cfgs.items()}
+        cubins = {}
+        for i, (lab, f) in enumerate(futs.items(), 1):
+            try:
+                cubins[lab] = f.result()
+            except Exception as exc:
+                cubins[lab] = None
+                print(f"  compile failed: {lab}: {str(exc)[:200]}", file=sys.stderr)
+            print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
+    print()
+
+    warm, rep = (10.0, 40.0) if a.quick else (25.0, 100.0)
+    measurements, failed = [], 0
+    probs: dict = {}
+    for i, (group, cfg, s) in enumerate(points, 1):
+        if s not in probs:
+            probs.clear()
+            probs[s] = Problem(gpu, s, s, s)
+        cub = cubins.get(cfg.label()) if cfg else None
+        if cfg is not None and cub is None:
+            from .records import Measurement
+
+            m = Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=s, N=s, K=s, verified=False,
+                            verification="error", error="compile failed")
+        else:
+            m = measure_point(gpu, probs[s], cfg, group, sampler, warm, rep, cubin=cub)
+        measurements.append(m)
+        failed += not m.verified
+        label = "cublas" if cfg is None else cfg.label()
+        res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification}{': ' + m.error if m.error else ''})"
+        print(f"  [{i:3d}/{len(points)}] {s:5d} {label:70s} {res}", flush=True)
+
+    run = Run(environment=env, device_toml=dev_path.read_text(), measurements=measurements)
+    (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    from ..analysis import write_derived
+
+    derived = write_derived(out, out)
+    try:
+        from ..report.reports import write_report
+
+        write_report(out, out, derived)
+    except ImportError:
+        pass
+    s = derived["summary"]
+    print(f"\n{'kernel':20} {'size':>5} {'measured':>10} {'predicted':>10} {'err%':>7} {'%cuBLAS':>8}  bound")
+    for r in derived["rows"]:
+        if r["group"] != "sweep" and r.get("measured_gflops"):
+            print(f"{r['kernel']:20} {r['M']:5d} {r['measured_gflops']:10,.0f} {r.get('predicted_gflops') or 0:10,.0f} "
+                  f"{r.get('error_pct') or 0:7.1f} {r.get('pct_of_cublas') or 0:8.1f}  {r.get('bound', '')}")
+    print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %, Spearman all {s.get('spearman_all', float('nan')):.3f}, "
+          f"sweep {s.get('spearman_sweep', float('nan')):.3f}; results in {out}")
+    return 1 if failed else 0

@@ -1,0 +1,78 @@
+"""GPU tests (marker `gpu`): correctness of every kernel on odd sizes, the cuBLAS baseline, and the
+model's occupancy against the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor."""
+import pytest
+
+from perfmodel import KernelConfig, kernel_ids, load_device, predict
+
+pytestmark = pytest.mark.gpu
+
+SIZES = [(1, 1, 1), (31, 31, 31), (129, 257, 67), (256, 256, 256), (100, 36, 513)]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from perfmodel.measure.gpu import Gpu
+
+    return Gpu()
+
+
+@pytest.fixture(scope="module")
+def device(gpu):
+    from perfmodel.measure.detect import match_shipped
+
+    return load_device(match_shipped(gpu.name, gpu.cc) or "h100-sxm")
+
+
+@pytest.mark.parametrize("kernel", kernel_ids())
+@pytest.mark.parametrize("M,N,K", SIZES)
+def test_kernel_correct_on_odd_sizes(gpu, kernel, M, N, K):
+    from perfmodel.measure.gpu import Problem
+
+    cfg = KernelConfig.make(kernel)
+    prob = Problem(gpu, M, N, K, seed=3)
+    fn = gpu.function(cfg)
+    prob.poison()
+    gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+    gpu.sync()
+    ok, err, how = prob.verify()
+    assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
+    assert fn.local_size_bytes == 0, "register spills"
+
+
+def test_verification_rejects_wrong_results(gpu):
+    from perfmodel.measure.gpu import Problem
+
+    prob = Problem(gpu, 64, 64, 64)
+    prob.poison()  # nothing written: NaN must never pass
+    ok, _, how = prob.verify()
+    assert not ok and "NaN" in how
+    gpu.drv.memset_d32(prob.C, 0, 64 * 64)  # zeros: wrong values must fail
+    ok, err, _ = prob.verify()
+    assert not ok and err > 0.9
+
+
+@pytest.mark.parametrize("M,N,K", [(129, 257, 67), (1024, 1024, 1024)])
+def test_cublas_baseline_verifies(gpu, M, N, K):
+    from perfmodel.measure.gpu import Problem, measure_point
+
+    prob = Problem(gpu, M, N, K)
+    m = measure_point(gpu, prob, None, "baseline", rep_ms=5, warmup_ms=2)
+    assert m.verified and m.rel_frobenius_error < 1e-5, m
+
+
+def _occupancy_configs(device):
+    from perfmodel.measure.validate import sweep_sample
+
+    return [KernelConfig.make(k) for k in kernel_ids()] + sweep_sample(device, per_kernel=3, seed=1)
+
+
+def test_model_occupancy_matches_driver(gpu, device):
+    mismatches = []
+    for cfg in _occupancy_configs(device):
+        cub = gpu.cubin(cfg)
+        fn = gpu.function(cfg, cub)
+        driver = gpu.driver_blocks_per_sm(cfg, cub)
+        model = predict(device, cfg, 4096, registers=fn.num_regs).occupancy.blocks_per_sm
+        if driver != model:
+            mismatches.append(f"{cfg.label()} regs={fn.num_regs}: model {model}, driver {driver}")
+    assert not mismatches, "\n".join(mismatches)
