@@ -76,6 +76,8 @@ class Measured(_Strict):
     smem_latency_cycles: Optional[PositiveFloat] = None
     fma_latency_cycles: Optional[PositiveFloat] = None
     fp32_GFLOPS: Optional[PositiveFloat] = None
+    ffma_outer_GFLOPS: Optional[PositiveFloat] = None
+    smem_bandwidth_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
 class DeviceSpec(_Strict):

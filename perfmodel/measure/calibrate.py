@@ -1,0 +1,165 @@
+"""`perfmodel calibrate`: microbenchmark the local GPU and write a device file whose [measured]
+section holds the figures (each named "measured by perfmodel calibrate on DATE on GPU")."""
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..devices import load_device, shipped_devices
+from ..errors import UserError
+
+
+def _chase_ring(n_elems: int, stride_elems: int, rng) -> np.ndarray:
+    """A random cyclic permutation over n/stride slots spaced `stride` apart (one line each)."""
+    slots = np.arange(0, n_elems, stride_elems, dtype=np.uint32)
+    order = rng.permutation(len(slots))
+    nxt = np.zeros(n_elems, dtype=np.uint32)
+    ring = slots[order]
+    nxt[ring] = np.roll(ring, -1)
+    return nxt
+
+
+def run_microbenchmarks(gpu, log=print) -> dict:
+    drv = gpu.drv
+    src = (Path(__file__).with_name("microbench.cu")).read_text()
+    mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
+    f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
+                                            "smem_bandwidth", "read_bandwidth")}
+    out = drv.mem_alloc(64)
+    cyc = drv.mem_alloc(8 * 4096)
+    sms = gpu.sm_count
+    res = {}
+
+    def timed(fn, reps=5):
+        s, e = drv.Event(), drv.Event()
+        fn()
+        gpu.sync()
+        ts = []
+        for _ in range(reps):
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            ts.append(e.time_since(s) * 1e-3)
+        return float(np.median(ts))
+
+    try:
+        from .nvml import NvmlSampler
+
+        sampler = NvmlSampler()
+    except Exception:
+        sampler = None
+
+    # FP32 throughput (and the SM clock under that load, from NVML)
+    blocks, threads = sms * 8, 256
+    iters = 4000
+    if sampler:
+        sampler.start()
+    t = timed(lambda: f["ffma_independent"](out, np.int32(iters), block=(threads, 1, 1), grid=(blocks, 1)))
+    clock = sampler.stop() if sampler else {}
+    res["fp32_GFLOPS"] = blocks * threads * iters * 16 * 8 * 2 / t * 1e-9
+    res["sm_clock_MHz"] = clock.get("sm_clock_MHz_median")
+    iters_o = 2000
+    t = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(threads, 1, 1), grid=(sms * 2, 1)))
+    res["ffma_outer_GFLOPS"] = sms * 2 * threads * iters_o * 64 * 2 / t * 1e-9
+    log(f"  FP32: independent chains {res['fp32_GFLOPS']:,.0f} GFLOPS, 8x8 outer product {res['ffma_outer_GFLOPS']:,.0f} GFLOPS, "
+        f"SM clock {res['sm_clock_MHz']} MHz")
+
+    # dependent FFMA latency
+    n = 1000
+    f["ffma_latency"](out, cyc, np.int32(n), block=(1, 1, 1), grid=(1, 1))
+    gpu.sync()
+    c = np.zeros(1, np.int64)
+    drv.memcpy_dtoh(c, cyc)
+    res["fma_latency_cycles"] = float(c[0]) / (n * 64)
+
+    # latencies by pointer chase: L2 (8 MB ring: misses a 256 KB L1, fits L2), DRAM (1 GiB ring)
+    rng = np.random.default_rng(0)
+    for key, nbytes in (("l2_latency_cycles", 8 << 20), ("dram_latency_cycles", 1 << 30)):
+        ring = _chase_ring(nbytes // 4, 32, rng)  # 128-byte lines
+        d = drv.to_device(ring)
+        steps = 20000
+        f["chase_global"](d, np.int32(steps), out, cyc, block=(1, 1, 1), grid=(1, 1))
+        gpu.sync()
+        drv.memcpy_dtoh(c, cyc)
+        res[key] = float(c[0]) / steps
+        d.free()
+    ring = _chase_ring(1024, 1, rng)
+    d = drv.to_device(ring)
+    f["chase_smem"](d, np.int32(20000), out, cyc, block=(32, 1, 1), grid=(1, 1))
+    gpu.sync()
+    drv.memcpy_dtoh(c, cyc)
+    res["smem_latency_cycles"] = float(c[0]) / 20000
+    log(f"  latency (cycles): FFMA {res['fma_latency_cycles']:.1f}, shared {res['smem_latency_cycles']:.1f}, "
+        f"L2 {res['l2_latency_cycles']:.0f}, DRAM {res['dram_latency_cycles']:.0f}")
+
+    # shared-memory bandwidth, bytes/clock/SM (clock64 per block, 1 block of 1024 threads per SM)
+    iters_s = 2000
+    f["smem_bandwidth"](out, cyc, np.int32(iters_s), block=(1024, 1, 1), grid=(sms, 1))
+    gpu.sync()
+    cc = np.zeros(sms, np.int64)
+    drv.memcpy_dtoh(cc, cyc)
+    res["smem_bandwidth_bytes_per_clock_per_sm"] = 1024 * iters_s * 8 * 16 / float(np.median(cc))
+
+    # DRAM bandwidth: 4 GiB read once; L2: 16 MiB read 200 times
+    for key, nbytes, reps in (("dram_bandwidth_GBps", 4 << 30, 1), ("l2_bandwidth_GBps", 16 << 20, 200)):
+        buf = drv.mem_alloc(nbytes)
+        drv.memset_d32(buf, 0, nbytes // 4)
+        n4 = np.uint64(nbytes // 16)
+        t = timed(lambda: f["read_bandwidth"](buf, n4, np.int32(reps), out, block=(512, 1, 1), grid=(sms * 4, 1)))
+        res[key] = nbytes * reps / t * 1e-9
+        buf.free()
+    log(f"  bandwidth: shared {res['smem_bandwidth_bytes_per_clock_per_sm']:.1f} B/clk/SM, L2 {res['l2_bandwidth_GBps']:,.0f} GB/s, "
+        f"DRAM {res['dram_bandwidth_GBps']:,.0f} GB/s")
+    return res
+
+
+def measured_toml(device_name: str, gpu_name: str, res: dict) -> str:
+    """The shipped device file with a [measured] section appended."""
+    base = shipped_devices()[device_name].read_text().rstrip() + "\n"
+    date = datetime.now(timezone.utc).date().isoformat()
+    lines = ["", "# Figures measured by perfmodel calibrate (microbenchmarks in perfmodel/measure/microbench.cu).",
+             "[measured]", f'gpu = "{gpu_name}"', f'date = "{date}"']
+    for k, v in res.items():
+        if v is not None:
+            lines.append(f"{k} = {float(v):.6g}")
+    return base + "\n".join(lines) + "\n"
+
+
+def cmd_calibrate(a) -> int:
+    from .detect import match_shipped
+    from .gpu import Gpu
+
+    gpu = Gpu()
+    name = match_shipped(gpu.name, gpu.cc)
+    if not name:
+        raise UserError(f"{gpu.name} has no shipped device file; run `perfmodel devices detect` first")
+    date = datetime.now(timezone.utc)
+    out = Path(a.out) if a.out else Path("results") / f"calibration-{date:%Y%m%d-%H%M%S}-{name}.toml"
+    if out.exists():
+        raise UserError(f"{out} exists; calibration files are never overwritten")
+    print(f"calibrating {gpu.name} ({name}) ...")
+    t0 = time.time()
+    res = run_microbenchmarks(gpu)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(measured_toml(name, gpu.name, res))
+    dev = load_device(str(out))
+    print(f"wrote {out} in {time.time() - t0:.0f} s")
+    ds = load_device(name)
+    rows = [("sm_clock_MHz", ds.compute.sm_clock_boost_MHz), ("fp32_GFLOPS", ds.peak_fp32_GFLOPS()),
+            ("ffma_outer_GFLOPS", ds.peak_fp32_GFLOPS()), ("dram_bandwidth_GBps", ds.memory.dram_bandwidth_GBps),
+            ("l2_bandwidth_GBps", ds.memory.l2_bandwidth_GBps),
+            ("smem_bandwidth_bytes_per_clock_per_sm", ds.memory.smem_bandwidth_bytes_per_clock_per_sm),
+            ("fma_latency_cycles", ds.latency.fma_latency_cycles), ("smem_latency_cycles", ds.latency.smem_latency_cycles),
+            ("l2_latency_cycles", ds.latency.l2_latency_cycles), ("dram_latency_cycles", ds.latency.dram_latency_cycles)]
+    print(f"{'figure':40} {'datasheet':>12} {'measured':>12} {'ratio':>7}")
+    for k, v in rows:
+        m = getattr(dev.measured, k)
+        if m is not None:
+            print(f"{k:40} {v:12,.1f} {m:12,.1f} {m / v:7.3f}")
+    print(json.dumps(res))
+    return 0

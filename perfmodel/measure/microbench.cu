@@ -1,0 +1,120 @@
+// Microbenchmarks for `perfmodel calibrate`. Each measures one device figure the model uses.
+extern "C" {
+
+// Independent FFMA chains: 8 per thread, 16x unrolled -> peak FP32 issue when occupancy is full.
+__global__ void ffma_independent(float* out, int iters) {
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = threadIdx.x * 1e-7f + j;
+    const float b = 0.999999f, c = 1e-7f;
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], b, c);
+    }
+    float s = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += a[j];
+    if (s == 12345.0f) out[0] = s;  // keep the work alive
+}
+
+// The SGEMM inner loop's operand pattern: an 8x8 outer product of two register vectors
+// accumulated into 64 registers (acc[m][n] += x[m] * y[n]), no memory traffic.
+__global__ void ffma_outer(float* out, int iters) {
+    float acc[8][8], x[8], y[8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        x[m] = threadIdx.x * 1e-7f + m;
+        y[m] = 1.0f - m * 1e-7f;
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    }
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+#pragma unroll
+            for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+#pragma unroll
+        for (int m = 0; m < 8; ++m) { x[m] = acc[m][m] * 1e-30f + x[m]; }
+    }
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
+// Dependent FFMA latency: one chain, clock64 around it (one thread).
+__global__ void ffma_latency(float* out, long long* cycles, int iters) {
+    float a = threadIdx.x + 1.0f;
+    const float b = 0.999999f, c = 1e-7f;
+    long long t0 = clock64();
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int u = 0; u < 64; ++u) a = fmaf(a, b, c);
+    }
+    long long t1 = clock64();
+    out[0] = a;
+    cycles[0] = t1 - t0;
+}
+
+// Pointer chase through global memory, L1 bypassed (ld.global.cg): L2 or DRAM latency.
+__global__ void chase_global(const unsigned* __restrict__ next, int steps, unsigned* out, long long* cycles) {
+    unsigned j = 0;
+    for (int i = 0; i < 256; ++i) j = __ldcg(&next[j]);  // warm TLB / caches
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) j = __ldcg(&next[j]);
+    long long t1 = clock64();
+    out[0] = j;
+    cycles[0] = t1 - t0;
+}
+
+// Pointer chase in shared memory: shared-memory load latency.
+__global__ void chase_smem(const unsigned* __restrict__ init, int steps, unsigned* out, long long* cycles) {
+    __shared__ unsigned s[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = init[i];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned j = 0;
+        long long t0 = clock64();
+        for (int i = 0; i < steps; ++i) j = s[j];
+        long long t1 = clock64();
+        out[0] = j;
+        cycles[0] = t1 - t0;
+    }
+}
+
+// Shared-memory bandwidth: conflict-free LDS.128 in a loop; bytes per clock per SM.
+__global__ void smem_bandwidth(float* out, long long* cycles, int iters) {
+    __shared__ float4 s[2048];
+    for (int i = threadIdx.x; i < 2048; i += blockDim.x) s[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    float4 acc = make_float4(0, 0, 0, 0);
+    long long t0 = clock64();
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+            float4 v = s[(threadIdx.x + u * 128 + i) & 2047];
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (acc.x + acc.y + acc.z + acc.w == 1.2345f) out[0] = acc.x;
+    if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+}
+
+// Streaming read bandwidth (float4, grid-stride, L1 bypassed): DRAM for a buffer >> L2,
+// L2 when a buffer that fits in L2 is read repeatedly.
+__global__ void read_bandwidth(const float4* __restrict__ p, size_t n4, int repeats, float* out) {
+    float acc = 0;
+    for (int r = 0; r < repeats; ++r)
+        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+            float4 v = __ldcg(&p[i]);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    if (acc == 1.2345f) out[0] = acc;
+}
+}
