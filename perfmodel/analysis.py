@@ -33,8 +33,11 @@ def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
     return DeviceSpec.model_validate(tomllib.loads(run.device_toml))
 
 
-def rows(run: Run, device: DeviceSpec | None = None) -> list[dict]:
-    """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS."""
+def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:
+    """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
+
+    The prediction uses the registers and local-memory bytes of the binary that ran and the SM
+    clock NVML observed while it was timed."""
     dev = device or run_device(run)
     cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
     out = []
@@ -52,8 +55,10 @@ def rows(run: Run, device: DeviceSpec | None = None) -> list[dict]:
             cfg = KernelConfig.make(m.kernel, **m.config)
             p = predict(dev, cfg, m.M, m.N, m.K, registers=m.registers,
                         registers_source="binary that ran" if m.registers else None,
-                        clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
-            r.update(predicted_gflops=p.gflops, bound=p.bound, blocks_per_sm=p.occupancy.blocks_per_sm,
+                        clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
+                        local_bytes=m.spill_bytes or 0, figures=figures)
+            r.update(predicted_gflops=p.gflops, bound=p.bound, exposed_latency_cycles=p.exposed_latency_cycles,
+                     cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
             if m.verified and m.gflops_median:
                 r["error_pct"] = 100 * (p.gflops - m.gflops_median) / m.gflops_median
@@ -87,10 +92,11 @@ FIELDS = ["kernel", "group", "M", "N", "K", "config", "verified", "registers", "
           "error_pct", "bound", "cublas_gflops", "pct_of_cublas", "verification"]
 
 
-def write_derived(run_dir: str | Path, out_dir: str | Path, device: DeviceSpec | None = None) -> dict:
+def write_derived(run_dir: str | Path, out_dir: str | Path, device: DeviceSpec | None = None,
+                  figures: str = "datasheet") -> dict:
     """summary.csv + summary.json into out_dir (created; never overwrites)."""
     run = load_run(run_dir)
-    table = rows(run, device)
+    table = rows(run, device, figures)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("summary.csv", "summary.json"):
@@ -102,5 +108,7 @@ def write_derived(run_dir: str | Path, out_dir: str | Path, device: DeviceSpec |
         for r in table:
             w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
     s = summary(table)
+    s["figures"] = figures
+    s["device"] = (device or run_device(run)).name
     (out / "summary.json").write_text(json.dumps(dict(summary=s, rows=table), indent=1))
     return dict(summary=s, rows=table)

@@ -33,6 +33,7 @@ class Memory(_Strict):
     l2_bandwidth_GBps: PositiveFloat
     smem_banks: PositiveInt
     smem_bandwidth_bytes_per_clock_per_sm: PositiveFloat
+    l1_bytes_per_sm: PositiveInt
 
 
 class Latency(_Strict):
@@ -103,6 +104,28 @@ class DeviceSpec(_Strict):
         clk = self.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
         return self.compute.sm_count * self.compute.fp32_lanes_per_sm * 2 * clk * 1e-3
 
+    def ffma_issue_factor(self) -> float:
+        """Issue cycles per FFMA in a GEMM inner loop relative to the datasheet (>= 1).
+
+        1.0 from the datasheet; from a calibration, peak / measured 8x8 outer-product FFMA rate
+        (register-bank and operand-collector limits the datasheet does not state)."""
+        m = self.measured
+        if m is None or m.ffma_outer_GFLOPS is None:
+            return 1.0
+        return max(1.0, self.peak_fp32_GFLOPS(m.sm_clock_MHz) / m.ffma_outer_GFLOPS)
+
+    def with_measured(self) -> "DeviceSpec":
+        """A copy whose figures are replaced by the [measured] ones where calibration has them."""
+        m = self.measured
+        if m is None:
+            raise UserError(f"device {self.name} has no [measured] section; run perfmodel calibrate")
+        mem = {k: getattr(m, k) for k in ("dram_bandwidth_GBps", "l2_bandwidth_GBps", "smem_bandwidth_bytes_per_clock_per_sm")
+               if getattr(m, k) is not None}
+        lat = {k: getattr(m, k) for k in ("dram_latency_cycles", "l2_latency_cycles", "smem_latency_cycles", "fma_latency_cycles")
+               if getattr(m, k) is not None}
+        return self.model_copy(update=dict(memory=self.memory.model_copy(update=mem),
+                                           latency=self.latency.model_copy(update=lat)))
+
     def figure_names(self) -> list[str]:
         """Dotted names of every figure in the file (what `sources` must cover)."""
         names = ["datasheet_peak_fp32_GFLOPS"] if self.datasheet_peak_fp32_GFLOPS else []
@@ -170,3 +193,21 @@ def load_device(name_or_path: str | Path) -> DeviceSpec:
         return DeviceSpec.model_validate(data)
     except ValidationError as exc:
         raise UserError(f"device file {path}: {_format_validation(exc)}") from None
+
+
+def attach_calibration(device: DeviceSpec, calibration: str | Path) -> DeviceSpec:
+    """The device with the [measured] section of a `perfmodel calibrate` file (the file's other
+    tables are ignored, so a calibration stays usable when the device schema grows)."""
+    path = Path(calibration)
+    if not path.is_file():
+        raise UserError(f"calibration file {path} does not exist")
+    try:
+        table = tomllib.loads(path.read_text()).get("measured")
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"calibration file {path} is not valid TOML: {exc}") from None
+    if not table:
+        raise UserError(f"calibration file {path} has no [measured] section")
+    try:
+        return device.model_copy(update={"measured": Measured.model_validate(table)})
+    except ValidationError as exc:
+        raise UserError(f"calibration file {path}: measured.{_format_validation(exc)}") from None

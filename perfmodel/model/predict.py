@@ -19,6 +19,7 @@ REASONS = {
     "smem": "shared-memory/L1 wavefronts (bank conflicts, uncoalesced lines) are the busiest pipe",
     "l2": "L2->SM bandwidth: the block tile is too small to reuse data enough",
     "dram": "DRAM bandwidth: arithmetic intensity against DRAM is below the ridge point",
+    "local": "local memory: spilled registers or arrays the compiler put in local memory dominate the traffic",
     "latency": "latency is exposed: too few resident blocks or no prefetch to hide global-load latency",
 }
 
@@ -61,8 +62,16 @@ class PredictionBatch:
     extra: dict
 
 
-def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None) -> PredictionBatch:
-    """Vectorised prediction. registers: per-config counts (None: the estimate); clock: MHz."""
+def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None, local_bytes=None,
+                  figures: str = "datasheet") -> PredictionBatch:
+    """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
+    estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate)."""
+    if figures not in ("datasheet", "measured"):
+        raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
+    c_ffma = 1.0
+    if figures == "measured":
+        c_ffma = device.ffma_issue_factor()
+        device = device.with_measured()
     n = len(configs)
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
     thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step = st
@@ -71,6 +80,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     else:
         regs = np.broadcast_to(np.asarray(registers, dtype=float), (n,))
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
+    local = np.zeros(n) if local_bytes is None else np.broadcast_to(np.asarray(local_bytes, dtype=float), (n,))
     M, N, K = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (M, N, K))
     cmp_, mem, lat, lim = device.compute, device.memory, device.latency, device.limits
     clock = cmp_.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
@@ -93,7 +103,9 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     L_mem, hit = T.mem_latency(drb, l2b, lat.l2_latency_cycles, lat.dram_latency_cycles)
 
     # issue
-    ffma, lds, sts, ldg, bar, other, issue = T.issue_counts(thr, ffma_t, lds_i, sts_i, ldg_t, bars, bufs)
+    ffma, lds, sts, ldg, bar, other = T.issue_counts(thr, ffma_t, lds_i, sts_i, ldg_t, bars, bufs, uses_smem)
+    non_ffma = lds + sts + ldg + bar + other
+    issue = ffma + non_ffma
 
     # Little's law per level (per SM)
     l2_bpc = mem.l2_bandwidth_GBps * 1e9 / hz / sms
@@ -113,18 +125,24 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0), need_smem)
     f_smem = T.littles_law(need_smem, avail_smem)
 
-    # latency exposed per tile for one block
-    own_issue = issue / np.minimum(warps, cmp_.warp_schedulers_per_sm)
-    exposed_prefetch = np.maximum(0.0, L_mem - own_issue) + 2 * lat.smem_latency_cycles
-    exposed_plain = L_mem + 2 * lat.smem_latency_cycles
-    exposed_l1 = (lat.l1_latency_cycles + 4 * lat.fma_latency_cycles) / 4.0  # 4x-unrolled k loop, dependent FMA chain
-    exposed = np.where(uses_smem > 0, np.where(bufs == 2, exposed_prefetch, exposed_plain), exposed_l1)
+    # local memory: arrays in local memory cost 8 B per FFMA (load + store of the accumulator),
+    # plain spills 2 x the local frame per tile; L1 serves it if the resident frames fit beside smem
+    acc_bytes = 4.0 * bm * bn / thr
+    local_tile = np.where(local >= acc_bytes / 2, 8.0 * ffma_t, 2.0 * local) * thr * (local > 0)
+    local_in_l1 = local * thr * np.maximum(b, 1) <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
 
-    rates = (cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock, cmp_.fp32_lanes_per_sm,
-             mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
-    kw = dict(issue_block=issue, ffma_block=ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
-              dram_bytes_tile=dram_tile, warps_block=warps, latency_exposed=exposed, dev_rates=rates,
-              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
+    # latency exposed per k-tile (resident blocks run in lockstep, see terms.tile_cycles)
+    sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
+    tile_issue = np.maximum(b, 1) * (ffma * c_ffma + non_ffma) / sched
+    exposed_prefetch = np.maximum(0.0, L_mem - tile_issue) + 2 * lat.smem_latency_cycles
+    exposed_plain = L_mem + 2 * lat.smem_latency_cycles
+    exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
+    exposed = np.where(uses_smem > 0, np.where(bufs == 2, exposed_prefetch, exposed_plain), exposed_k)
+
+    rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
+    kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
+              dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
+              latency_exposed=exposed, dev_rates=rates, c_ffma=c_ffma, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
     safe_b = np.maximum(b, 1)
     cyc_full = T.tile_cycles(safe_b, **kw)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
@@ -136,13 +154,17 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     time_s = total_cycles / hz
     gflops = np.where(b > 0, flops / time_s * 1e-9, 0.0)
     bound = cyc_full.argmax(axis=0)
+    # 'latency' = issue work + exposed latency; name it only when the exposed part matters (>= 10 %)
+    lat_i = T.TERMS.index("latency")
+    minor = (bound == lat_i) & (exposed < 0.1 * cyc_full[lat_i])
+    bound = np.where(minor, cyc_full[:lat_i].argmax(axis=0), bound)
     extra = dict(regs=regs, smem=smem, threads=thr, warps=warps, blocks=blocks, ktiles=ktiles, per_wave=per_wave,
                  full_waves=full, tail=tail, flops=flops, l2_bytes=l2b, dram_bytes=drb, smem_bytes=smem_moved,
                  l2_hit=hit, mem_latency=L_mem, ffma=ffma, lds=lds, sts=sts, ldg=ldg, bar=bar, other=other, issue=issue,
                  need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
-                 frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock,
-                 cycles_tail=cyc_tail, n_waves=n_waves)
+                 frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
+                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local)
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
 
@@ -206,6 +228,8 @@ class Prediction(_M):
     N: int
     K: int
     sm_clock_MHz: float
+    figures: str
+    ffma_issue_cycles: float
     peak_GFLOPS: float
     resources: Resources
     occupancy: Occupancy
@@ -214,6 +238,7 @@ class Prediction(_M):
     issue: Issue
     waves: Waves
     cycles_per_tile: dict[str, float]
+    exposed_latency_cycles: float
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -223,7 +248,7 @@ class Prediction(_M):
 
 def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
             registers: Optional[int] = None, registers_source: Optional[str] = None,
-            clock_MHz: Optional[float] = None) -> Prediction:
+            clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet") -> Prediction:
     """Predict one configuration. N and K default to M (square)."""
     N = M if N is None else N
     K = M if K is None else K
@@ -234,8 +259,11 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
     if registers is not None and registers > device.limits.max_registers_per_thread:
         raise UserError(f"registers={registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
     src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
-    bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz)
-    x = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
+    bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz,
+                       local_bytes=[local_bytes], figures=figures)
+    if figures == "measured":
+        device = device.with_measured()
+    x = {k: (v[0] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
     clock = float(bt.extra["clock"])
     peak = device.peak_fp32_GFLOPS(clock)
     flops = float(x["flops"])
@@ -266,6 +294,8 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
     return Prediction(
         device=device.name, kernel=config.kernel, config=config.params(), M=int(M), N=int(N), K=int(K),
         sm_clock_MHz=clock, peak_GFLOPS=peak,
+        figures="datasheet" if figures == "datasheet" else f"measured ({device.measured.gpu}, {device.measured.date})",
+        ffma_issue_cycles=float(bt.extra["c_ffma"]),
         resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
                             registers_per_thread=int(x["regs"]), registers_source=src,
                             smem_per_block_bytes=config.smem_bytes),
@@ -276,5 +306,6 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         waves=Waves(blocks=int(x["blocks"]), blocks_per_wave=per_wave, full_waves=int(x["full_waves"]),
                     tail_blocks_per_sm=int(x["tail"]), waves=float(x["blocks"] / max(per_wave, 1))),
         cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},
+        exposed_latency_cycles=float(x["exposed"]),
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
         bound=bound, reason=REASONS.get(bound, "no block fits on an SM"))

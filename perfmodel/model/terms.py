@@ -46,19 +46,19 @@ def dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
 
 
 # ---- instruction issue ---------------------------------------------------------------------
-def issue_counts(threads, ffma_per_thread, lds_block, sts_block, ldg_per_thread, barriers, buffers):
+def issue_counts(threads, ffma_per_thread, lds_block, sts_block, ldg_per_thread, barriers, buffers, uses_smem):
     """Warp instructions per block per k-tile by kind (seed 002: issue slots bound the FMA pipe).
 
     FFMA, LDS, STS and LDG come from the kernel's structure; 'other' is the loop's integer and
-    branch work read off the kernels' SASS shape: 3 per tile (counter, compare, branch), one
-    address increment per global load, and 2 for the buffer switch of double buffering."""
+    branch work: per tile 3 (counter, compare, branch) + one address increment per global load
+    + 2 for the buffer switch of double buffering; the k loop of the one-thread-per-element
+    kernels (unrolled 4x by nvcc) costs 2 per k step (B address, A address and loop share)."""
     warps = threads / 32.0
     ffma = warps * ffma_per_thread
     ldg = warps * ldg_per_thread
     bar = warps * barriers
-    other = warps * (3.0 + ldg_per_thread + 2.0 * (buffers == 2))
-    total = ffma + lds_block + sts_block + ldg + bar + other
-    return ffma, np.asarray(lds_block, float), np.asarray(sts_block, float), ldg, bar, other, total
+    other = warps * np.where(uses_smem > 0, 3.0 + ldg_per_thread + 2.0 * (buffers == 2), 2.0)
+    return ffma, np.asarray(lds_block, float), np.asarray(sts_block, float), ldg, bar, other
 
 
 # ---- Little's law --------------------------------------------------------------------------
@@ -74,26 +74,30 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 
 
 # ---- time per k-tile -----------------------------------------------------------------------
-def tile_cycles(b, *, issue_block, ffma_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile,
-                warps_block, latency_exposed, dev_rates, f_fma, f_smem, f_l2, f_dram):
+def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
+                local_in_l1, warps_block, latency_exposed, dev_rates, c_ffma, f_fma, f_smem, f_l2, f_dram):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
-    issue: b*I/(schedulers*rate)   fma: b*FFMA/(lanes/32) / f_fma   smem: b*wavefronts/(B/clk/128)/f_smem
-    l2, dram: b*bytes/(per-SM share of bandwidth)/f   latency: one block's own issue time plus the
-    latency it cannot hide (MWP/CWP-style: other blocks fill the gap when b*issue > that path)."""
+    fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA, 1 from the datasheet, peak/measured
+    outer-product rate after calibration)   issue: b*(FFMA*c + other)/min(schedulers, resident warps)
+    smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
+    local: spill/local-array traffic through L1 or L2   latency: the issue work plus the latency no
+    prefetch hides. Resident blocks share the schedulers round-robin, which keeps them in lockstep,
+    so they wait for their tiles together: other blocks do not hide a block's load latency."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
-    t_issue = b * issue_block / sched
-    t_fma = b * ffma_block / (lanes / 32.0) / f_fma
+    slots = np.minimum(sched, b * warps_block)
+    t_fma = b * ffma_block * c_ffma / (lanes / 32.0) / f_fma
+    t_issue = b * (ffma_block * c_ffma + other_block) / slots
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
-    own_issue = issue_block / np.minimum(warps_block, sched)
-    t_lat = own_issue + latency_exposed
-    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_lat])
+    t_local = b * local_bytes_tile / np.where(local_in_l1, smem_bpc, l2_bpc_sm)
+    t_lat = t_issue + latency_exposed
+    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat])
 
 
-TERMS = ("fma", "issue", "smem", "l2", "dram", "latency")
+TERMS = ("fma", "issue", "smem", "l2", "dram", "local", "latency")
 
 
 def waves(blocks, blocks_per_sm, sm_count):
