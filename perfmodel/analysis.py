@@ -57,7 +57,7 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
                         local_bytes=m.spill_bytes or 0, figures=figures)
-            r.update(predicted_gflops=p.gflops, bound=p.bound, exposed_latency_cycles=p.exposed_latency_cycles,
+            r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
             if m.verified and m.gflops_median:
@@ -110,5 +110,6 @@ def write_derived(run_dir: str | Path, out_dir: str | Path, device: DeviceSpec |
     s = summary(table)
     s["figures"] = figures
     s["device"] = (device or run_device(run)).name
-    (out / "summary.json").write_text(json.dumps(dict(summary=s, rows=table), indent=1))
+    public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in table]
+    (out / "summary.json").write_text(json.dumps(dict(summary=s, rows=public), indent=1))
     return dict(summary=s, rows=table)

@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_size(p)
     p.add_argument("--registers", type=positive_int, help="registers/thread to use instead of the estimate")
     p.add_argument("--clock", type=positive_int, help="SM clock in MHz (default: boost clock)")
+    p.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
     p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
 
     d = sub.add_parser("devices", help="list shipped devices, show one, or detect the local GPU")
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the whole ladder)")
     r.add_argument("--size", type=positive_int, default=4096)
     r.add_argument("-o", "--output", required=True, help="output file .png or .svg (never overwritten)")
+    r.add_argument("--calibration", help="a perfmodel calibrate file: use its measured figures")
 
     v = sub.add_parser("validate", help="measure the ladder and a config sweep on the local GPU")
     v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results_dir")
     rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
     rp.add_argument("--svg", action="store_true", help="also write SVG figures")
+    rp.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
     c.add_argument("--out", help="device TOML to write (never overwritten)")
@@ -97,16 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_predict(a) -> int:
     from .catalogue import KernelConfig
-    from .devices import load_device
+    from .devices import attach_calibration, load_device
     from .explain import render
     from .model import predict
 
     dev = load_device(a.device)
+    figures = "datasheet"
+    if a.calibration:
+        dev, figures = attach_calibration(dev, a.calibration), "measured"
     tile = {k: getattr(a, k) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
     cfg = KernelConfig.make(a.kernel, **tile)
     M, N, K = _size(a)
     p = predict(dev, cfg, M, N, K, registers=a.registers, registers_source="--registers" if a.registers else None,
-                clock_MHz=a.clock)
+                clock_MHz=a.clock, figures=figures)
     print(p.model_dump_json(indent=2) if a.json else render(p))
     return 0
 

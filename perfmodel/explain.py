@@ -15,7 +15,9 @@ def render(p: Prediction) -> str:
     r, o, w, i = p.resources, p.occupancy, p.waves, p.issue
     cfg = ", ".join(f"{k}={v}" for k, v in p.config.items())
     L = [f"{p.kernel} ({cfg}) on {p.device}, M={p.M} N={p.N} K={p.K}, SM clock {p.sm_clock_MHz:.0f} MHz, "
-         f"peak {p.peak_GFLOPS:,.0f} GFLOPS", ""]
+         f"peak {p.peak_GFLOPS:,.0f} GFLOPS",
+         f"Device figures: {p.figures}" + (f"; {p.ffma_issue_cycles:.2f} issue cycles per FFMA (calibrated outer-product rate)"
+                                            if p.ffma_issue_cycles > 1 else ""), ""]
     L.append("Resources")
     L.append(f"  threads/block {r.threads_per_block} ({r.warps_per_block} warps), registers/thread {r.registers_per_thread} "
              f"[{r.registers_source}], shared memory/block {r.smem_per_block_bytes} B")
@@ -39,6 +41,7 @@ def render(p: Prediction) -> str:
              f"({w.full_waves} full, tail of {w.tail_blocks_per_sm} block(s) per SM)")
     L.append("Cycles per k-tile at full residency (largest bounds)")
     L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
+    L.append(f"  (latency = issue + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides)")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")

@@ -63,7 +63,7 @@ def test_cublas_baseline_verifies(gpu, M, N, K):
 def _occupancy_configs(device):
     from perfmodel.measure.validate import sweep_sample
 
-    return [KernelConfig.make(k) for k in kernel_ids()] + sweep_sample(device, per_kernel=3, seed=1)
+    return [KernelConfig.make(k) for k in kernel_ids()] + sweep_sample(device, total=20, seed=1)
 
 
 def test_model_occupancy_matches_driver(gpu, device):

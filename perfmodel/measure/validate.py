@@ -19,20 +19,25 @@ from .records import Environment, Run
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SWEEP_SIZE = 4096
-SWEEP_PER_KERNEL = 6
+SWEEP_TOTAL = 104
 
 
-def sweep_sample(device, per_kernel: int = SWEEP_PER_KERNEL, seed: int = 0) -> list[KernelConfig]:
-    """A fixed, stratified random sample of valid tiled configs (per kernel), defaults excluded."""
+def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[KernelConfig]:
+    """A fixed random sample of valid tiled configs, stratified by kernel (equal shares; a kernel with
+    fewer valid configs gives all it has and the rest is shared out), defaults excluded."""
     from ..sweep import TILED, enumerate_configs
 
     rng = random.Random(seed)
-    out = []
+    pools = {}
     for k in TILED:
         valid, _, _ = enumerate_configs(device, (k,))
         default = KernelConfig.make(k)
-        pool = [c for c in valid if c != default]
-        out += rng.sample(pool, min(per_kernel, len(pool)))
+        pools[k] = [c for c in valid if c != default]
+    out, left = [], total
+    for i, k in enumerate(sorted(pools, key=lambda k: len(pools[k]))):
+        share = min(len(pools[k]), left // (len(pools) - i))
+        out += rng.sample(pools[k], share)
+        left -= share
     return out
 
 

@@ -1,0 +1,1 @@
+"""Figures and reports (matplotlib, Agg backend). Views of Predictions and recorded runs only."""

@@ -1,0 +1,86 @@
+"""report.md and its figures for a recorded run (called by validate and by `perfmodel report`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..catalogue import kernel_ids
+from . import plots
+
+TERM_HELP = {
+    "fma": "FMA pipe (FFMA rate)", "issue": "instruction issue (non-FFMA share)", "smem": "shared-memory/L1 wavefronts",
+    "l2": "L2 bandwidth", "dram": "DRAM bandwidth", "local": "local memory (spills)", "latency": "exposed load latency",
+}
+
+
+def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False) -> Path:
+    from ..analysis import load_run, run_device
+
+    run = load_run(run_dir)
+    dev = device or run_device(run)
+    out = Path(out_dir)
+    rows, s = derived["rows"], derived["summary"]
+    env = run.environment
+    exts = ["png"] + (["svg"] if svg else [])
+    figs = {}
+    warnings = []
+    fmt = lambda v, f="{:.1f}": "n/a" if v is None else f.format(v)  # noqa: E731
+    for ext in exts:
+        title = (f"{env.gpu_name}: predicted ({s.get('figures', 'datasheet')} figures) vs measured  -  "
+                 f"MAPE {fmt(s.get('mape_pct'))} %, Spearman {fmt(s.get('spearman_all'), '{:.3f}')} ({s['points']} points)")
+        figs["scatter"] = plots.scatter(rows, out / f"scatter.{ext}", title)
+        figs["ladder"] = plots.ladder_bars(rows, out / f"ladder.{ext}", f"SGEMM ladder on {env.gpu_name} vs cuBLAS (FP32)")
+        for size in sorted({r["M"] for r in rows if r["group"] == "ladder"}):
+            if size < 4096:
+                continue
+            sel = [r for r in rows if r["group"] == "ladder" and r["M"] == size and r.get("_prediction")]
+            measured = {(r["kernel"], r["M"]): r["measured_gflops"] for r in sel if r.get("measured_gflops")}
+            path, warn = plots.roofline(dev, [r["_prediction"] for r in sel], out / f"roofline_{size}.{ext}",
+                                        f"{dev.name} roofline, ladder at {size}^3: predicted (hollow) vs measured (filled)", measured)
+            figs[f"roofline_{size}"] = path
+            if ext == "png":
+                warnings += [f"{size}: {w}" for w in warn]
+    L = [f"# perfmodel validate: {env.gpu_name}", "",
+         f"Run started {env.started_utc} on `{env.hostname}`; compute capability {env.compute_capability}, {env.sm_count} SMs, "
+         f"L2 {env.l2_bytes / 2**20:.0f} MB; driver {env.driver_version}, CUDA {env.cuda_driver_api}, {env.nvcc_version}; "
+         f"pycuda {env.pycuda_version}; flags `{' '.join(env.nvcc_flags)}`. Device file `{env.device_file}`, "
+         f"predictions with **{s.get('figures', 'datasheet')}** figures (device `{s.get('device', dev.name)}`).", "",
+         "## Summary", "",
+         f"| points | failed | MAPE | median APE | Spearman (all) | Spearman (sweep) | model top-1 vs measured best (sweep) |",
+         "|---|---|---|---|---|---|---|",
+         f"| {s['points']} | {s['failed']} | {fmt(s.get('mape_pct'))} % | {fmt(s.get('median_ape_pct'))} % | "
+         f"{fmt(s.get('spearman_all'), '{:.3f}')} | {fmt(s.get('spearman_sweep'), '{:.3f}')} | {fmt(s.get('sweep_top1_gap_pct'))} % slower |", ""]
+    if warnings:
+        L += ["**Warning: measured points above a ceiling** (the device figure or the model is wrong there):", ""]
+        L += [f"- {w}" for w in warnings] + [""]
+    L += ["## The ladder", "", "| kernel | size | measured GFLOPS (q10-q90) | predicted | error | % of cuBLAS | bound |",
+          "|---|---|---|---|---|---|---|"]
+    order = {k: i for i, k in enumerate(["cublas"] + kernel_ids())}
+    for r in sorted([r for r in rows if r["group"] in ("ladder", "baseline")], key=lambda r: (r["M"], order.get(r["kernel"], 99))):
+        if not r.get("measured_gflops"):
+            L.append(f"| {r['kernel']} | {r['M']} | FAILED: {r['verification']} | | | | |")
+            continue
+        flops = 2.0 * r["M"] * r["N"] * r["K"]
+        spread = f"{flops / r['q90_ms'] * 1e-6:,.0f}-{flops / r['q10_ms'] * 1e-6:,.0f}" if r.get("q10_ms") else ""
+        L.append(f"| {r['kernel']} | {r['M']} | {r['measured_gflops']:,.0f} ({spread}) | {fmt(r.get('predicted_gflops'), '{:,.0f}')} | "
+                 f"{fmt(r.get('error_pct'), '{:+.1f}')} % | {fmt(r.get('pct_of_cublas'))} % | {r.get('bound', '')} |")
+    L += ["", "![ladder](ladder.png)", "", "![scatter](scatter.png)", ""]
+    L += [f"![roofline {k[9:]}]({Path(v).name})" for k, v in figs.items() if k.startswith("roofline")] + [""]
+    worst = sorted([r for r in rows if r.get("error_pct") is not None], key=lambda r: -abs(r["error_pct"]))[:10]
+    L += ["## Worst-predicted points", "",
+          "The term the model found binding, and the runner-up; cycles are per k-tile for all resident blocks of an SM.", "",
+          "| kernel | config | size | measured | predicted | error | bound (model) | runner-up | regs | blocks/SM |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in worst:
+        cyc = r.get("cycles") or {}
+        ranked = sorted(cyc.items(), key=lambda kv: -kv[1])
+        runner = next((f"{k} ({v:,.0f})" for k, v in ranked if k != r["bound"]), "")
+        L.append(f"| {r['kernel']} | `{r['config']}` | {r['M']} | {r['measured_gflops']:,.0f} | {r['predicted_gflops']:,.0f} | "
+                 f"{r['error_pct']:+.1f} % | {TERM_HELP.get(r['bound'], r['bound'])} | {runner} | {r['registers']} | {r['blocks_per_sm']} |")
+    failed = [r for r in rows if not r["verified"]]
+    L += ["", "## Failed points", ""] + ([f"- {r['kernel']} {r['config']} {r['M']}: {r['verification']}" for r in failed] or ["none"])
+    L += ["", "Kernels in this run: " + ", ".join(k for k in kernel_ids() if any(r["kernel"] == k for r in rows)) + ".", ""]
+    path = out / "report.md"
+    if path.exists():
+        raise FileExistsError(path)
+    path.write_text("\n".join(L))
+    return path

@@ -1,0 +1,89 @@
+"""Plots and report from the recorded H100 run and from predictions alone (no GPU)."""
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from perfmodel.analysis import load_run, rows, summary
+from perfmodel.catalogue import kernel_ids
+from perfmodel.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith("-quick"))
+CALIB = sorted((ROOT / "results").glob("calibration-*.toml"))
+
+
+def png_size(path):
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def run_dir():
+    if not RUNS:
+        pytest.skip("no recorded run under results/")
+    return RUNS[-1]
+
+
+def test_recorded_run_replays(run_dir):
+    run = load_run(run_dir)
+    assert run.environment.compute_capability == "9.0"
+    table = rows(run)
+    s = summary(table)
+    assert s["failed"] == 0 and s["points"] >= 70
+    # every ladder kernel at every size, verified, with cuBLAS beside it
+    for size in (1024, 2048, 4096, 8192):
+        got = {r["kernel"] for r in table if r["M"] == size and r["verified"]}
+        assert set(kernel_ids()) | {"cublas"} <= got
+    tiled = set(kernel_ids()[2:])
+    assert sum(1 for r in table if r["M"] == 4096 and r["kernel"] in tiled and r["group"] in ("sweep", "ladder")) >= 40
+    assert all(0 <= r["measured_gflops"] for r in table if r["verified"])
+
+
+def test_report_command_regenerates_everything(run_dir, tmp_path, capsys):
+    out = tmp_path / "derived"
+    argv = ["report", str(run_dir), "--out", str(out), "--svg"] + (["--calibration", str(CALIB[-1])] if CALIB else [])
+    assert main(argv) == 0
+    for name in ("scatter", "ladder", "roofline_4096", "roofline_8192"):
+        w, h = png_size(out / f"{name}.png")
+        assert w >= 800 and h >= 400, (name, w, h)
+        assert (out / f"{name}.svg").stat().st_size > 10_000
+    report = (out / "report.md").read_text()
+    for k in kernel_ids():
+        assert k in report
+    assert "MAPE" in report and "Worst-predicted points" in report
+    data = json.loads((out / "summary.json").read_text())
+    assert data["summary"]["points"] >= 70
+    # never overwrite: a second run into the same folder is refused with exit 2
+    assert main(argv) == 2
+    assert "never overwritten" in capsys.readouterr().err
+
+
+def test_roofline_from_predictions(tmp_path):
+    out = tmp_path / "r.png"
+    assert main(["roofline", "--device", "rtx2070s", "-o", str(out)]) == 0
+    w, h = png_size(out)
+    assert w >= 1000 and h >= 600
+    assert main(["roofline", "--device", "a100", "--kernel", "naive", "--kernel", "warp_tiled", "-o", str(tmp_path / "r.svg")]) == 0
+    assert (tmp_path / "r.svg").read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["roofline", "--device", "v100", "-o", "x.jpg"], ".png or .svg"),
+    (["roofline", "--device", "v100", "-o", "/nonexistent/dir/x.png"], "does not exist"),
+    (["roofline", "--device", "v100", "--kernel", "bogus", "-o", "x.png"], "unknown kernel"),
+    (["report", "/tmp"], "raw.json"),
+])
+def test_report_bad_input(capsys, argv, fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1
+
+
+def test_roofline_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "r.png"
+    out.write_bytes(b"x")
+    assert main(["roofline", "--device", "v100", "-o", str(out)]) == 2
+    assert out.read_bytes() == b"x"
