@@ -125,28 +125,31 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0), need_smem)
     f_smem = T.littles_law(need_smem, avail_smem)
 
-    # local memory: arrays in local memory cost 8 B per FFMA (load + store of the accumulator),
-    # plain spills 2 x the local frame per tile; L1 serves it if the resident frames fit beside smem
-    acc_bytes = 4.0 * bm * bn / thr
-    local_tile = np.where(local >= acc_bytes / 2, 8.0 * ffma_t, 2.0 * local) * thr * (local > 0)
+    # local memory (bytes per thread in the binary's local frame). With fewer registers than
+    # accumulators the arrays live in local memory: every FFMA loads and stores its accumulator
+    # (8 B) and, once the frame also holds the fragments, loads both operands (8 B more). Otherwise
+    # the frame holds spilled registers, reloaded once per tile. L1 serves it while the resident
+    # frames fit beside shared memory, else L2.
+    acc_floats = bm * bn / thr
+    frag_bytes = 4.0 * (bm / np.maximum(thr / np.maximum(bn, 1), 1) + bn)  # generous bound on fragments
+    arrays = (local > 0) & (regs < acc_floats)
+    per_ffma = 8.0 + 8.0 * np.clip((local - 4 * acc_floats) / np.maximum(frag_bytes, 1), 0, 1)
+    local_tile = np.where(arrays, per_ffma * ffma_t, local) * thr * (local > 0)
     local_in_l1 = local * thr * np.maximum(b, 1) <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
 
-    # latency exposed per k-tile (resident blocks run in lockstep, see terms.tile_cycles)
+    # latency exposed per k-tile: see terms.tile_cycles (lockstep blocks, burst transfer)
     sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
-    tile_issue = np.maximum(b, 1) * (ffma * c_ffma + non_ffma) / sched
-    exposed_prefetch = np.maximum(0.0, L_mem - tile_issue) + 2 * lat.smem_latency_cycles
-    exposed_plain = L_mem + 2 * lat.smem_latency_cycles
+    kind = np.where(uses_smem > 0, np.where(bufs == 2, 2, 1), 0)
     exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
-    exposed = np.where(uses_smem > 0, np.where(bufs == 2, exposed_prefetch, exposed_plain), exposed_k)
 
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
     kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
-              latency_exposed=exposed, dev_rates=rates, c_ffma=c_ffma, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
+              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates, c_ffma=c_ffma, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
     safe_b = np.maximum(b, 1)
-    cyc_full = T.tile_cycles(safe_b, **kw)
+    cyc_full, exposed = T.tile_cycles(safe_b, **kw)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
-    cyc_tail = T.tile_cycles(np.maximum(tail, 1), **kw)
+    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw)
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)

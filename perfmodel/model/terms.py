@@ -75,15 +75,20 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
-                local_in_l1, warps_block, latency_exposed, dev_rates, c_ffma, f_fma, f_smem, f_l2, f_dram):
+                local_in_l1, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
+                f_l2, f_dram):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
-    fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA, 1 from the datasheet, peak/measured
+    fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
     outer-product rate after calibration)   issue: b*(FFMA*c + other)/min(schedulers, resident warps)
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
-    local: spill/local-array traffic through L1 or L2   latency: the issue work plus the latency no
-    prefetch hides. Resident blocks share the schedulers round-robin, which keeps them in lockstep,
-    so they wait for their tiles together: other blocks do not hide a block's load latency."""
+    local: spill/local-array traffic through L1 or L2
+    latency: resident blocks share the schedulers round-robin, which keeps them (and, through the
+    barriers, all SMs) in lockstep: they all request their next tile at once, so a block without
+    prefetch waits the load latency plus the transfer of the whole burst (the L2/DRAM term) after
+    its compute phase max(issue, smem); with double buffering only what outlasts the compute
+    phase is exposed. kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
+    Returns (cycles per term stacked, exposed latency)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
     slots = np.minimum(sched, b * warps_block)
@@ -93,8 +98,12 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
     t_local = b * local_bytes_tile / np.where(local_in_l1, smem_bpc, l2_bpc_sm)
-    t_lat = t_issue + latency_exposed
-    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat])
+    compute = np.maximum(t_issue, t_smem)
+    load_phase = mem_latency + np.maximum(t_l2, t_dram)
+    exposed = np.where(kind == 0, exposed_k,
+                       np.where(kind == 2, np.maximum(0.0, load_phase - compute), load_phase) + 2 * smem_latency)
+    t_lat = np.where(kind == 0, t_issue, compute) + exposed
+    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed
 
 
 TERMS = ("fma", "issue", "smem", "l2", "dram", "local", "latency")
