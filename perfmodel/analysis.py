@@ -33,6 +33,23 @@ def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
     return DeviceSpec.model_validate(tomllib.loads(run.device_toml))
 
 
+def run_device_for(run_dir: str | Path, figures: str = "auto", calibration: str | None = None):
+    """(device, figures) for deriving a run: the run's own calibration.toml (written by validate)
+    when present and figures is 'auto' or 'measured'; an explicit calibration file wins."""
+    from .devices import attach_calibration
+
+    run = load_run(run_dir)
+    dev = run_device(run)
+    cal = calibration or (Path(run_dir) / "calibration.toml" if (Path(run_dir) / "calibration.toml").exists() else None)
+    if figures == "datasheet":
+        return dev, "datasheet"
+    if cal is None:
+        if figures == "measured":
+            raise UserError(f"{run_dir} has no calibration.toml; pass --calibration FILE")
+        return dev, "datasheet"
+    return attach_calibration(dev, cal), "measured"
+
+
 def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 

@@ -92,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
     rp.add_argument("--svg", action="store_true", help="also write SVG figures")
     rp.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
+    rp.add_argument("--figures", choices=["auto", "datasheet", "measured"], default="auto",
+                    help="device figures: auto = the run's calibration.toml if it has one (default)")
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
     c.add_argument("--out", help="device TOML to write (never overwritten)")

@@ -61,6 +61,28 @@ def _nvcc_version() -> str:
     return out[-1] if out else "unknown"
 
 
+def env_device_name(name: str) -> str:
+    return Path(name).stem if Path(name).stem in shipped_devices() else name
+
+
+def environment(gpu, device_file: str, started, driver: str | None = None) -> Environment:
+    """What every results folder records about the machine, toolchain and flags."""
+    import pycuda
+
+    if driver is None:
+        try:
+            from .nvml import NvmlSampler
+
+            driver = NvmlSampler().driver_version()
+        except Exception:
+            driver = "unknown"
+    return Environment(gpu_name=gpu.name, compute_capability=gpu.cc, sm_count=gpu.sm_count, l2_bytes=gpu.l2_bytes,
+                       driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
+                       nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
+                       nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=device_file,
+                       hostname=platform.node(), started_utc=started.isoformat())
+
+
 def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{v % 1000 // 10}"
 
@@ -83,6 +105,11 @@ def cmd_validate(a) -> int:
         dev_path = write_from_driver(gpu, out / "device.toml")
         name = str(dev_path)
     device = load_device(name)
+    if Path(name).stem in shipped_devices():  # device figures measured now, kept beside the raw data
+        from .calibrate import measured_toml, run_microbenchmarks
+
+        print("calibrating (microbenchmarks) ...")
+        (out / "calibration.toml").write_text(measured_toml(Path(name).stem, gpu.name, run_microbenchmarks(gpu)))
     try:
         from .nvml import NvmlSampler
 
@@ -91,13 +118,7 @@ def cmd_validate(a) -> int:
     except Exception as exc:  # NVML missing: timings still valid, clock from the device file
         print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
         sampler, driver = None, "unknown"
-    import pycuda
-
-    env = Environment(gpu_name=gpu.name, compute_capability=gpu.cc, sm_count=gpu.sm_count, l2_bytes=gpu.l2_bytes,
-                      driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
-                      nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
-                      nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=Path(name).stem if name in shipped_devices() else name,
-                      hostname=platform.node(), started_utc=started.isoformat())
+    env = environment(gpu, env_device_name(name), started, driver)
     points = plan(device, a.quick)
     print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
 
@@ -139,15 +160,24 @@ def cmd_validate(a) -> int:
 
     run = Run(environment=env, device_toml=dev_path.read_text(), measurements=measurements)
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    if a.ncu:
+        from .ncu import run_ncu
+
+        print("profiling the ladder with ncu ...")
+        probs.clear()
+        run_ncu(out)
     from ..analysis import write_derived
 
-    derived = write_derived(out, out)
+    from ..analysis import run_device_for
+
+    dev_for, figures = run_device_for(out)
+    derived = write_derived(out, out, dev_for, figures)
     try:
         from ..report.reports import write_report
 
-        write_report(out, out, derived)
-    except ImportError:
-        pass
+        write_report(out, out, derived, dev_for)
+    except ImportError as exc:
+        print(f"warning: no plots ({exc})", file=sys.stderr)
     s = derived["summary"]
     print(f"\n{'kernel':20} {'size':>5} {'measured':>10} {'predicted':>10} {'err%':>7} {'%cuBLAS':>8}  bound")
     for r in derived["rows"]:

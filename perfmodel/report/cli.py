@@ -40,15 +40,10 @@ def cmd_roofline(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from ..analysis import load_run, run_device, write_derived
-    from ..devices import attach_calibration
+    from ..analysis import run_device_for, write_derived
     from .reports import write_report
 
-    run = load_run(a.results_dir)
-    dev = run_device(run)
-    figures = "datasheet"
-    if a.calibration:
-        dev, figures = attach_calibration(dev, a.calibration), "measured"
+    dev, figures = run_device_for(a.results_dir, a.figures, a.calibration)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = Path(a.out) if a.out else Path(a.results_dir) / f"derived-{stamp}-{figures}"
     if out.exists():

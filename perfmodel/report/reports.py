@@ -76,6 +76,7 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         runner = next((f"{k} ({v:,.0f})" for k, v in ranked if k != r["bound"]), "")
         L.append(f"| {r['kernel']} | `{r['config']}` | {r['M']} | {r['measured_gflops']:,.0f} | {r['predicted_gflops']:,.0f} | "
                  f"{r['error_pct']:+.1f} % | {TERM_HELP.get(r['bound'], r['bound'])} | {runner} | {r['registers']} | {r['blocks_per_sm']} |")
+    L += ncu_section(Path(run_dir), rows)
     failed = [r for r in rows if not r["verified"]]
     L += ["", "## Failed points", ""] + ([f"- {r['kernel']} {r['config']} {r['M']}: {r['verification']}" for r in failed] or ["none"])
     L += ["", "Kernels in this run: " + ", ".join(k for k in kernel_ids() if any(r["kernel"] == k for r in rows)) + ".", ""]
@@ -84,3 +85,42 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         raise FileExistsError(path)
     path.write_text("\n".join(L))
     return path
+
+
+def ncu_section(run_dir: Path, rows) -> list[str]:
+    """Model counts against Nsight Compute counters for the ladder (validate --ncu)."""
+    import json
+    import math
+
+    f = run_dir / "ncu.json"
+    if not f.exists():
+        return []
+    data = json.loads(f.read_text())
+    size = data["size"]
+    L = ["", f"## Model terms against hardware counters (ncu, ladder at {size})", "",
+         "Totals over the kernel. Instructions are warp instructions; stalls are ncu's warp stall reasons per issued "
+         "instruction (the three largest).", "",
+         "| kernel | warp instr. model / ncu | FFMA share model / ncu | DRAM bytes model / ncu | L2 bytes model / ncu | "
+         "smem wavefronts model / ncu | top stalls |", "|---|---|---|---|---|---|---|"]
+    by_kernel = {r["kernel"]: r for r in rows if r["group"] == "ladder" and r["M"] == size and r.get("_prediction")}
+    for k, c in data["kernels"].items():
+        r = by_kernel.get(k)
+        if r is None:
+            continue
+        p = r["_prediction"]
+        bk = p.config.get("bk", 1)
+        tiles = p.waves.blocks * math.ceil(p.K / bk)
+        counts = p.issue.per_block_per_tile
+        instr = sum(counts.values()) * tiles
+        ffma_share = counts["ffma"] / sum(counts.values())
+        lv = {t.level: t.bytes for t in p.traffic}
+        n_instr = c.get("smsp__inst_executed.sum", float("nan"))
+        n_ffma = c.get("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", float("nan")) / 32
+        dram = c.get("dram__bytes_read.sum", float("nan")) + c.get("dram__bytes_write.sum", 0.0)
+        stalls = sorted(((h.replace("smsp__average_warps_issue_stalled_", "").replace("_per_issue_active.ratio", ""), v)
+                         for h, v in c.items() if "issue_stalled" in h and "selected" not in h), key=lambda t: -t[1])[:3]
+        L.append(f"| {k} | {instr:.3g} / {n_instr:.3g} | {ffma_share:.1%} / {n_ffma / n_instr:.1%} | {lv['dram']:.3g} / {dram:.3g} | "
+                 f"{lv['l2']:.3g} / {c.get('lts__t_bytes.sum', float('nan')):.3g} | {lv['smem'] / 128:.3g} / "
+                 f"{c.get('l1tex__data_pipe_lsu_wavefronts_mem_shared.sum', float('nan')):.3g} | "
+                 + ", ".join(f"{n} {v:.2f}" for n, v in stalls) + " |")
+    return L + [""]

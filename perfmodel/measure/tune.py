@@ -1,0 +1,57 @@
+"""`perfmodel sweep --measure K`: model-guided tuning on the local GPU. Measures the model's top K
+configurations and a random sample of the rest, and reports where the measured best ranked in the
+model's order. Writes a results folder like validate (raw.json, group 'tune')."""
+from __future__ import annotations
+
+import random
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+
+SAMPLE = 20
+
+
+def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
+    from .detect import match_shipped
+    from .gpu import Gpu, Problem, measure_point
+    from .records import Run
+    from .validate import environment
+
+    order = list(np.argsort(-batch.gflops))
+    rank = {int(i): r for r, i in enumerate(order, 1)}
+    top = [int(i) for i in order[:top_k]]
+    rest = [int(i) for i in order[top_k:]]
+    picked = top + random.Random(seed).sample(rest, min(sample, len(rest)))
+    gpu = Gpu()
+    if match_shipped(gpu.name, gpu.cc) != device.name:
+        print(f"warning: predicting for {device.name} but measuring on {gpu.name}", file=sys.stderr)
+    started = datetime.now(timezone.utc)
+    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-tune"
+    if out.exists():
+        raise UserError(f"{out} exists")
+    out.mkdir(parents=True)
+    prob = Problem(gpu, M, N, K)
+    ms = []
+    for j, i in enumerate(picked, 1):
+        m = measure_point(gpu, prob, configs[i], "tune", rep_ms=50)
+        ms.append((i, m))
+        tag = "top" if i in top else "sample"
+        res = f"{m.gflops_median:9,.0f}" if m.verified else "FAILED"
+        print(f"  [{j:3d}/{len(picked)}] model rank {rank[i]:5d} ({tag:6}) {configs[i].label():70s} predicted {batch.gflops[i]:9,.0f} measured {res}",
+              flush=True)
+    cub = measure_point(gpu, prob, None, "baseline", rep_ms=50)
+    run = Run(environment=environment(gpu, device.name, started), device_toml="", measurements=[m for _, m in ms] + [cub])
+    (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    ok = [(i, m) for i, m in ms if m.verified]
+    if not ok:
+        return 1
+    best_i, best = max(ok, key=lambda t: t[1].gflops_median)
+    top_best = max((m.gflops_median for i, m in ok if i in top), default=0.0)
+    print(f"\nmeasured best: {configs[best_i].label()} {best.gflops_median:,.0f} GFLOPS, model rank {rank[best_i]} of {len(configs)}")
+    print(f"best of the model's top {top_k}: {top_best:,.0f} GFLOPS = {100 * top_best / best.gflops_median:.1f} % of the measured best; "
+          f"cuBLAS {cub.gflops_median:,.0f}; results in {out}")
+    return 0
