@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
     s.add_argument("--measure", type=positive_int, metavar="K", help="on a GPU: measure the top K and a random sample")
+    s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
 
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
     r.add_argument("--device", required=True)

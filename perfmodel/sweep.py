@@ -48,7 +48,12 @@ def cmd_sweep(a) -> int:
     from .devices import load_device
     from .errors import UserError
 
+    from .devices import attach_calibration
+
     dev = load_device(a.device)
+    figures = "datasheet"
+    if a.calibration:
+        dev, figures = attach_calibration(dev, a.calibration), "measured"
     kernels = a.kernel or list(TILED)
     for k in kernels:
         get_kernel(k)
@@ -57,7 +62,7 @@ def cmd_sweep(a) -> int:
     M, N, K = _size(a)
     t0 = time.perf_counter()
     configs, why, total = enumerate_configs(dev, kernels)
-    bt = predict_batch(dev, configs, M, N, K)
+    bt = predict_batch(dev, configs, M, N, K, figures=figures)
     dt = time.perf_counter() - t0
     order = np.argsort(-bt.gflops)
     peak = dev.peak_fp32_GFLOPS()
@@ -84,7 +89,7 @@ def cmd_sweep(a) -> int:
         w.writeheader()
         w.writerows(rows)
         return 0
-    print(f"{dev.name}, M={M} N={N} K={K}: {total} configurations considered, {len(configs)} valid, "
+    print(f"{dev.name} ({figures} figures), M={M} N={N} K={K}: {total} configurations considered, {len(configs)} valid, "
           f"{total - len(configs)} invalid; predicted in {dt:.2f} s")
     for name, n in why.most_common():
         print(f"  invalid: {n:6d} violate {name}")
