@@ -78,6 +78,7 @@ class Measured(_Strict):
     fma_latency_cycles: Optional[PositiveFloat] = None
     fp32_GFLOPS: Optional[PositiveFloat] = None
     ffma_outer_GFLOPS: Optional[PositiveFloat] = None
+    ffma_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_bandwidth_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
@@ -104,15 +105,27 @@ class DeviceSpec(_Strict):
         clk = self.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
         return self.compute.sm_count * self.compute.fp32_lanes_per_sm * 2 * clk * 1e-3
 
-    def ffma_issue_factor(self) -> float:
+    def ffma_issue_factor(self, warps_per_sm=None):
         """Issue cycles per FFMA in a GEMM inner loop relative to the datasheet (>= 1).
 
         1.0 from the datasheet; from a calibration, peak / measured 8x8 outer-product FFMA rate
-        (register-bank and operand-collector limits the datasheet does not state)."""
+        (register-bank and operand-collector limits the datasheet does not state). When the
+        calibration measured that rate at several resident-warp counts, it is interpolated in
+        log2(warps per SM) and clamped to the measured range (vectorised over warps_per_sm)."""
+        import numpy as np
+
         m = self.measured
         if m is None or m.ffma_outer_GFLOPS is None:
-            return 1.0
-        return max(1.0, self.peak_fp32_GFLOPS(m.sm_clock_MHz) / m.ffma_outer_GFLOPS)
+            return 1.0 if warps_per_sm is None else np.ones_like(np.asarray(warps_per_sm, dtype=float))
+        peak = self.peak_fp32_GFLOPS(m.sm_clock_MHz)
+        if warps_per_sm is None or not m.ffma_outer_GFLOPS_by_warps_per_sm:
+            c = max(1.0, peak / m.ffma_outer_GFLOPS)
+            return c if warps_per_sm is None else np.full_like(np.asarray(warps_per_sm, dtype=float), c)
+        pts = sorted((float(k), v) for k, v in m.ffma_outer_GFLOPS_by_warps_per_sm.items())
+        xs = np.log2([w for w, _ in pts])
+        ys = np.array([peak / v for _, v in pts])
+        w = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
+        return np.maximum(1.0, np.interp(w, xs, ys))
 
     def with_measured(self) -> "DeviceSpec":
         """A copy whose figures are replaced by the [measured] ones where calibration has them."""

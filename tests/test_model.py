@@ -29,11 +29,14 @@ def test_bank_conflicts_from_first_principles():
     assert wavefronts(np.zeros(32)) == 1                  # broadcast
     assert wavefronts(np.arange(32) * 2) == 2             # stride 2: two words per bank
     assert wavefronts(np.arange(32) * 32) == 32            # stride 32: all in bank 0
-    assert wavefronts(np.arange(32) * 4, 4) == 4          # LDS.128, 512 contiguous bytes
-    # quadrant layout (seed 000 V2): per k a warp reads A at 2 distinct float4 (1 wavefront each) and
-    # B at 16 contiguous float4 = 256 B (2 wavefronts each): 2*1 + 2*2 = 6 wavefronts over 4 LDS.128
+    assert wavefronts(np.arange(32) * 4, 4) == 4          # LDS.128, 512 contiguous bytes: 2 half-warps x 256 B
+    assert wavefronts(np.zeros(32), 4) == 2               # LDS.128 broadcast: one wavefront per half-warp
+    # quadrant layout (seed 000 V2), 128-bit reads served per half-warp: per k a warp reads A at one
+    # float4 per half-warp (2 wavefronts per LDS.128) and B at 8 contiguous float4 = 128 B per
+    # half-warp... x 2 halves of 256 B -> 4 wavefronts: (2*2 + 2*4) / 4 LDS.128 = 3 per instruction.
+    # ncu on the H100 counts 4.54e8 shared wavefronts for double_buffer at 4096^3; this model 4.53e8.
     lds_i, lds_w, _, _ = smem_counts(KernelConfig.make("bank_conflict_free"))
-    assert lds_w / lds_i == pytest.approx(6 / 4)
+    assert lds_w / lds_i == pytest.approx(12 / 4)
     # without the split, each thread's B float4 pair is 32 B apart: 16 lanes x 2 float4 over 512 B -> 4
     lds_i2, lds_w2, _, _ = smem_counts(KernelConfig.make("tiled_2d_float4"))
     assert lds_w2 > lds_w

@@ -10,7 +10,7 @@ from perfmodel.catalogue import kernel_ids
 from perfmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith("-quick"))
+RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith(("-quick", "-tune")))
 CALIB = sorted((ROOT / "results").glob("calibration-*.toml"))
 
 
@@ -87,3 +87,11 @@ def test_roofline_refuses_to_overwrite(tmp_path, capsys):
     out.write_bytes(b"x")
     assert main(["roofline", "--device", "v100", "-o", str(out)]) == 2
     assert out.read_bytes() == b"x"
+
+
+def test_report_of_a_tuning_run_without_ladder(tmp_path):
+    tune = sorted(p.parent for p in (ROOT / "results").glob("*-tune/raw.json"))
+    if not tune:
+        pytest.skip("no tuning run recorded")
+    assert main(["report", str(tune[-1]), "--out", str(tmp_path / "t"), "--figures", "datasheet"]) == 0
+    assert "Worst-predicted points" in (tmp_path / "t" / "report.md").read_text()

@@ -34,12 +34,21 @@ def run_ncu(out_dir: Path, size: int = 4096) -> dict | None:
     if r.returncode != 0:
         print(f"warning: ncu failed: {r.stderr.strip()[-400:]}", file=sys.stderr)
         return None
-    lines = [ln for ln in r.stdout.splitlines(keepends=True) if ln.startswith('"')]
-    order = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith("kernel ")]
+    summary = parse_ncu(r.stdout)
+    (out_dir / "ncu.json").write_text(json.dumps(dict(size=size, kernels=summary), indent=1))
+    return summary
+
+
+def parse_ncu(text: str) -> dict:
+    """ncu --csv --page raw output (mixed with the child's 'kernel NAME' lines) -> {kernel: {metric: value}}."""
+    lines = [ln for ln in text.splitlines(keepends=True) if ln.startswith('"')]
+    order = [ln.split()[1] for ln in text.splitlines() if ln.startswith("kernel ")]
     rows = list(csv.reader(io.StringIO("".join(lines))))
+    if len(rows) < 3:
+        return {}
     hdr, body = rows[0], rows[2:]
     summary = {}
-    for name, row in zip([o for o in order], body):
+    for name, row in zip(order, body):
         vals = {}
         for h, v in zip(hdr, row):
             try:
@@ -47,7 +56,6 @@ def run_ncu(out_dir: Path, size: int = 4096) -> dict | None:
             except ValueError:
                 continue
         summary[name] = vals
-    (out_dir / "ncu.json").write_text(json.dumps(dict(size=size, kernels=summary), indent=1))
     return summary
 
 

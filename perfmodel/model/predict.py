@@ -68,9 +68,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate)."""
     if figures not in ("datasheet", "measured"):
         raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
-    c_ffma = 1.0
+    calibrated = device
     if figures == "measured":
-        c_ffma = device.ffma_issue_factor()
         device = device.with_measured()
     n = len(configs)
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
@@ -145,11 +144,14 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
     kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
-              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates, c_ffma=c_ffma, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
+              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
     safe_b = np.maximum(b, 1)
-    cyc_full, exposed = T.tile_cycles(safe_b, **kw)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
-    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw)
+    resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
+    c_of = (lambda w: calibrated.ffma_issue_factor(w)) if figures == "measured" else (lambda w: np.ones_like(w))
+    c_ffma = c_of(resident * warps)
+    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps))
+    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps))
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)
@@ -298,7 +300,7 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         device=device.name, kernel=config.kernel, config=config.params(), M=int(M), N=int(N), K=int(K),
         sm_clock_MHz=clock, peak_GFLOPS=peak,
         figures="datasheet" if figures == "datasheet" else f"measured ({device.measured.gpu}, {device.measured.date})",
-        ffma_issue_cycles=float(bt.extra["c_ffma"]),
+        ffma_issue_cycles=float(x["c_ffma"]),
         resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
                             registers_per_thread=int(x["regs"]), registers_source=src,
                             smem_per_block_bytes=config.smem_bytes),

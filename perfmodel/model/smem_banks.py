@@ -15,14 +15,25 @@ BANKS = 32
 
 
 def wavefronts(word_addr, width_words: int = 1, banks: int = BANKS) -> int:
-    """Wavefronts for one warp instruction: max over banks of distinct words requested."""
-    a = np.asarray(word_addr, dtype=np.int64).reshape(-1, 1) + np.arange(width_words)
-    words = np.unique(a.ravel())
-    return int(np.bincount(words % banks, minlength=banks).max())
+    """Wavefronts for one warp instruction: max over banks of distinct words requested
+    (per half-warp phase for 128-bit accesses, see wavefronts_many)."""
+    return int(wavefronts_many(np.asarray(word_addr, dtype=np.int64).reshape(1, 32), width_words, banks)[0])
 
 
 def wavefronts_many(rows, width_words: int = 1, banks: int = BANKS) -> np.ndarray:
-    """`wavefronts` for many warp instructions at once: rows is (n, 32) word addresses."""
+    """`wavefronts` for many warp instructions at once: rows is (n, 32) word addresses.
+
+    128-bit accesses are served per half-warp (two phases of 16 lanes, each at least one
+    wavefront), which is what ncu's shared-memory wavefront counter shows on Hopper for the
+    ladder's LDS.128 (a 2-address broadcast costs 2 wavefronts, 256 contiguous bytes 4)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if width_words == 4:
+        halves = rows.reshape(len(rows) * 2, 16)
+        return wavefronts_many_phase(halves, width_words, banks).reshape(len(rows), 2).sum(axis=1)
+    return wavefronts_many_phase(rows, width_words, banks)
+
+
+def wavefronts_many_phase(rows, width_words: int, banks: int) -> np.ndarray:
     a = (np.asarray(rows, dtype=np.int64)[:, :, None] + np.arange(width_words)).reshape(len(rows), -1)
     a = np.sort(a, axis=1)
     distinct = np.ones_like(a, dtype=bool)

@@ -28,7 +28,8 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         title = (f"{env.gpu_name}: predicted ({s.get('figures', 'datasheet')} figures) vs measured  -  "
                  f"MAPE {fmt(s.get('mape_pct'))} %, Spearman {fmt(s.get('spearman_all'), '{:.3f}')} ({s['points']} points)")
         figs["scatter"] = plots.scatter(rows, out / f"scatter.{ext}", title)
-        figs["ladder"] = plots.ladder_bars(rows, out / f"ladder.{ext}", f"SGEMM ladder on {env.gpu_name} vs cuBLAS (FP32)")
+        if any(r["group"] == "ladder" and r.get("measured_gflops") for r in rows):
+            figs["ladder"] = plots.ladder_bars(rows, out / f"ladder.{ext}", f"SGEMM ladder on {env.gpu_name} vs cuBLAS (FP32)")
         for size in sorted({r["M"] for r in rows if r["group"] == "ladder"}):
             if size < 4096:
                 continue
@@ -63,7 +64,7 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         spread = f"{flops / r['q90_ms'] * 1e-6:,.0f}-{flops / r['q10_ms'] * 1e-6:,.0f}" if r.get("q10_ms") else ""
         L.append(f"| {r['kernel']} | {r['M']} | {r['measured_gflops']:,.0f} ({spread}) | {fmt(r.get('predicted_gflops'), '{:,.0f}')} | "
                  f"{fmt(r.get('error_pct'), '{:+.1f}')} % | {fmt(r.get('pct_of_cublas'))} % | {r.get('bound', '')} |")
-    L += ["", "![ladder](ladder.png)", "", "![scatter](scatter.png)", ""]
+    L += ["", "![ladder](ladder.png)" if "ladder" in figs else "", "", "![scatter](scatter.png)", ""]
     L += [f"![roofline {k[9:]}]({Path(v).name})" for k, v in figs.items() if k.startswith("roofline")] + [""]
     worst = sorted([r for r in rows if r.get("error_pct") is not None], key=lambda r: -abs(r["error_pct"]))[:10]
     L += ["## Worst-predicted points", "",
@@ -92,10 +93,13 @@ def ncu_section(run_dir: Path, rows) -> list[str]:
     import json
     import math
 
-    f = run_dir / "ncu.json"
+    from ..measure.ncu import parse_ncu
+
+    f = run_dir / "ncu_raw.csv"  # the raw record; ncu.json is a convenience copy
     if not f.exists():
         return []
-    data = json.loads(f.read_text())
+    data = dict(size=json.loads((run_dir / "ncu.json").read_text()).get("size", 4096) if (run_dir / "ncu.json").exists() else 4096,
+                kernels=parse_ncu(f.read_text()))
     size = data["size"]
     L = ["", f"## Model terms against hardware counters (ncu, ladder at {size})", "",
          "Totals over the kernel. Instructions are warp instructions; stalls are ncu's warp stall reasons per issued "
