@@ -66,6 +66,14 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     iters_o = 2000
     t = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(threads, 1, 1), grid=(sms * 2, 1)))
     res["ffma_outer_GFLOPS"] = sms * 2 * threads * iters_o * 64 * 2 / t * 1e-9
+    # the same at several resident-warp counts (128-thread blocks, n per SM): the model reads the
+    # FFMA issue rate of a GEMM inner loop at the occupancy a configuration actually has
+    by_warps = {}
+    for n in (1, 2, 4, 6, 8):
+        tb = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(128, 1, 1), grid=(sms * n, 1)))
+        by_warps[str(4 * n)] = sms * n * 128 * iters_o * 64 * 2 / tb * 1e-9
+    res["ffma_outer_GFLOPS_by_warps_per_sm"] = by_warps
+    log("  8x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps.items()))
     log(f"  FP32: independent chains {res['fp32_GFLOPS']:,.0f} GFLOPS, 8x8 outer product {res['ffma_outer_GFLOPS']:,.0f} GFLOPS, "
         f"SM clock {res['sm_clock_MHz']} MHz")
 
@@ -125,7 +133,9 @@ def measured_toml(device_name: str, gpu_name: str, res: dict) -> str:
     lines = ["", "# Figures measured by perfmodel calibrate (microbenchmarks in perfmodel/measure/microbench.cu).",
              "[measured]", f'gpu = "{gpu_name}"', f'date = "{date}"']
     for k, v in res.items():
-        if v is not None:
+        if isinstance(v, dict):
+            lines.append(f"{k} = {{ " + ", ".join(f'"{w}" = {float(x):.6g}' for w, x in v.items()) + " }")
+        elif v is not None:
             lines.append(f"{k} = {float(v):.6g}")
     return base + "\n".join(lines) + "\n"
 
@@ -162,4 +172,5 @@ def cmd_calibrate(a) -> int:
         if m is not None:
             print(f"{k:40} {v:12,.1f} {m:12,.1f} {m / v:7.3f}")
     print(json.dumps(res))
+    print(f"ffma_outer_GFLOPS_by_warps_per_sm: {res['ffma_outer_GFLOPS_by_warps_per_sm']}")
     return 0
