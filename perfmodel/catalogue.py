@@ -216,3 +216,31 @@ class KernelConfig(BaseModel):
         problems = self.device_violations(device)
         if problems:
             raise UserError(f"{self.label()} does not fit {device.name}: " + "; ".join(m for _, m in problems))
+
+
+class ParamProbe:
+    """A plain, unvalidated stand-in for KernelConfig sharing its derived properties and checks
+    (the same functions, not copies): the sweep tests 10^5 combinations without building models."""
+
+    __slots__ = ("kernel", "bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter", "_spec")
+
+    def __init__(self, spec: KernelSpec, values: dict):
+        self.kernel, self._spec = spec.id, spec
+        for k in PARAM_NAMES:
+            setattr(self, k, values.get(k, 1 if k in ("bk", "tm", "tn") else None))
+
+    @property
+    def spec(self) -> KernelSpec:
+        return self._spec
+
+    wm_iter = KernelConfig.wm_iter
+    threads = KernelConfig.threads
+    smem_bytes = KernelConfig.smem_bytes
+    estimated_registers = KernelConfig.estimated_registers
+    violations = KernelConfig.violations
+    device_violations = KernelConfig.device_violations
+    params = KernelConfig.params
+    label = KernelConfig.label
+
+    def config(self) -> KernelConfig:
+        return KernelConfig.model_construct(kernel=self.kernel, **{k: getattr(self, k) for k in PARAM_NAMES})

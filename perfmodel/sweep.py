@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from .catalogue import KernelConfig, get_kernel, kernel_specs
+from .catalogue import ParamProbe, get_kernel
 from .model import predict_batch
 from .model.occupancy import LIMITERS
 from .model.terms import TERMS
@@ -23,7 +23,8 @@ VALUES = {
 
 
 def enumerate_configs(device, kernels=TILED):
-    """All parameter combinations of the given kernels -> (valid configs, Counter of violations, total)."""
+    """All parameter combinations of the given kernels -> (valid configs, Counter of invalid configs
+    by the first constraint they violate, number considered)."""
     valid, why, total = [], Counter(), 0
     for kid in kernels:
         spec = get_kernel(kid)
@@ -33,13 +34,12 @@ def enumerate_configs(device, kernels=TILED):
             if kid == "smem_tiled" and not (params["bm"] == params["bn"] == params["bk"]):
                 continue  # one parameter in effect: bm = bn = bk
             total += 1
-            cfg = KernelConfig.unchecked(kid, _trusted=True, **params)
-            problems = cfg.violations() or cfg.device_violations(device)
+            probe = ParamProbe(spec, params)
+            problems = probe.violations() or probe.device_violations(device)
             if problems:
-                for name in sorted({n for n, _ in problems}):
-                    why[name] += 1
+                why[problems[0][0]] += 1
             else:
-                valid.append(cfg)
+                valid.append(probe.config())
     return valid, why, total
 
 
@@ -92,7 +92,7 @@ def cmd_sweep(a) -> int:
     print(f"{dev.name} ({figures} figures), M={M} N={N} K={K}: {total} configurations considered, {len(configs)} valid, "
           f"{total - len(configs)} invalid; predicted in {dt:.2f} s")
     for name, n in why.most_common():
-        print(f"  invalid: {n:6d} violate {name}")
+        print(f"  invalid: {n:6d} first violate {name}")
     print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
           f"{'GFLOPS':>9} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
     for r in rows:

@@ -11,7 +11,7 @@ from ..catalogue import KernelConfig
 from ..errors import UserError
 from . import terms as T
 from .occupancy import LIMITERS, occupancy
-from .smem_banks import smem_counts
+from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
     "fma": "the FP32 FMA pipe is saturated: tiles, occupancy and issue all keep up",
@@ -72,6 +72,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     if figures == "measured":
         device = device.with_measured()
     n = len(configs)
+    smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
     thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step = st
     if registers is None:
