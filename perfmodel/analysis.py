@@ -15,6 +15,7 @@ from .catalogue import KernelConfig
 from .devices import DeviceSpec, load_device, shipped_devices
 from .errors import UserError
 from .measure.records import Run
+from .measure.sass import sass_facts
 from .model import predict
 
 
@@ -70,11 +71,14 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
             r["pct_of_cublas"] = 100 * m.gflops_median / r["cublas_gflops"]
         if m.kernel != "cublas":
             cfg = KernelConfig.make(m.kernel, **m.config)
+            facts = sass_facts(cfg, run.environment.compute_capability) if cfg.spec.buffers == 2 else None
             p = predict(dev, cfg, m.M, m.N, m.K, registers=m.registers,
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
-                        local_bytes=m.spill_bytes or 0, figures=figures)
-            r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, exposed_latency_cycles=p.exposed_latency_cycles,
+                        local_bytes=m.spill_bytes or 0, figures=figures,
+                        prefetch=None if facts is None else facts["prefetch"],
+                        prefetch_source="source (no nvdisasm)" if facts is None else f"SASS {facts['arch']}")
+            r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
             if m.verified and m.gflops_median:

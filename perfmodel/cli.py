@@ -114,8 +114,24 @@ def cmd_predict(a) -> int:
     tile = {k: getattr(a, k) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
     cfg = KernelConfig.make(a.kernel, **tile)
     M, N, K = _size(a)
-    p = predict(dev, cfg, M, N, K, registers=a.registers, registers_source="--registers" if a.registers else None,
-                clock_MHz=a.clock, figures=figures)
+    cfg.check_device(dev)
+    regs, src, local, prefetch, pf_src = a.registers, "--registers" if a.registers else None, 0, None, "source"
+    if regs is None:  # the compiler's figures where the local nvcc can target this architecture
+        from .measure.build import resource_usage
+        from .measure.sass import sass_facts
+
+        try:
+            usage = resource_usage(cfg, dev.compute_capability)
+            facts = sass_facts(cfg, dev.compute_capability) if cfg.spec.buffers == 2 else None
+        except RuntimeError:
+            usage = facts = None
+        if usage:
+            regs, local = usage["registers"], usage["stack_frame"]
+            src = f"nvcc {usage['arch']} (spills {usage['spill_stores']} B)"
+        if facts:
+            prefetch, pf_src = facts["prefetch"], f"SASS {facts['arch']}"
+    p = predict(dev, cfg, M, N, K, registers=regs, registers_source=src, clock_MHz=a.clock, figures=figures,
+                local_bytes=local, prefetch=prefetch, prefetch_source=pf_src)
     print(p.model_dump_json(indent=2) if a.json else render(p))
     return 0
 

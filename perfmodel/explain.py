@@ -21,6 +21,7 @@ def render(p: Prediction) -> str:
     L.append("Resources")
     L.append(f"  threads/block {r.threads_per_block} ({r.warps_per_block} warps), registers/thread {r.registers_per_thread} "
              f"[{r.registers_source}], shared memory/block {r.smem_per_block_bytes} B")
+    L.append(f"  prefetch of the next tile: {p.prefetch}")
     L.append("Occupancy")
     L.append(f"  {o.blocks_per_sm} blocks/SM = {o.warps_per_sm} warps = {o.occupancy_pct:.1f} %  (limited by {o.limiter})")
     L.append("Traffic and arithmetic intensity")

@@ -95,3 +95,15 @@ def test_report_of_a_tuning_run_without_ladder(tmp_path):
         pytest.skip("no tuning run recorded")
     assert main(["report", str(tune[-1]), "--out", str(tmp_path / "t"), "--figures", "datasheet"]) == 0
     assert "Worst-predicted points" in (tmp_path / "t" / "report.md").read_text()
+
+
+def test_replayed_accuracy_does_not_regress(run_dir):
+    """Regression guard on the recorded H100 run with its own calibration (numbers in the issue notes):
+    the model must keep ranking configs well and its mean error must not grow."""
+    from perfmodel.analysis import run_device_for
+
+    dev, figures = run_device_for(run_dir)
+    s = summary(rows(load_run(run_dir), dev, figures))
+    assert figures == "measured"
+    assert s["spearman_all"] >= 0.88 and s["spearman_sweep"] >= 0.85
+    assert s["mape_pct"] <= 25.0

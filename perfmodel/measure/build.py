@@ -42,10 +42,40 @@ def arch_of(compute_capability: str) -> int:
     return int(major) * 10 + int(minor)
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
     d = Path(os.environ.get("PERFMODEL_CACHE", Path.home() / ".cache" / "perfmodel"))
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def _options(cfg: KernelConfig, compute_capability: str) -> list[str]:
+    return NVCC_FLAGS + defines(cfg) + [f"-arch=sm_{arch_of(compute_capability)}"]
+
+
+def cache_key(cfg: KernelConfig, compute_capability: str) -> str:
+    """Hash of every kernel source and the options: a changed kernel or flag is a new entry."""
+    kdir = data_dir("kernels")
+    text = "".join(p.read_text() for p in sorted(kdir.glob("*.cu*")))
+    opts = _options(cfg, compute_capability)
+    return hashlib.sha256((text + source_path(cfg).name + " ".join(opts)).encode()).hexdigest()[:20]
+
+
+def compile_cubin(cfg: KernelConfig, compute_capability: str) -> Path:
+    """Compile to a cached cubin with the local nvcc; the ptxas report lands beside it."""
+    key = cache_key(cfg, compute_capability)
+    out = cache_dir() / f"{key}.cubin"
+    log = cache_dir() / f"{key}.ptxas.txt"
+    if out.exists() and log.exists():
+        return out
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise RuntimeError("nvcc not found")
+    r = subprocess.run([nvcc, "-cubin", *_options(cfg, compute_capability), "-I", str(data_dir("kernels")), "-Xptxas", "-v",
+                        "-o", str(out), str(source_path(cfg))], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"nvcc failed for {cfg.label()}: {r.stderr.strip()[-800:]}")
+    log.write_text(r.stderr)
+    return out
 
 
 def resource_usage(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
@@ -55,25 +85,18 @@ def resource_usage(cfg: KernelConfig, compute_capability: str) -> Optional[dict]
     nvcc = find_nvcc()
     if nvcc is None or arch < MIN_ARCH:
         return None
-    src = source_path(cfg)
-    kdir = data_dir("kernels")
-    text = "".join(p.read_text() for p in sorted(kdir.glob("*.cu*")))
-    opts = NVCC_FLAGS + defines(cfg) + [f"-arch=sm_{arch}"]
-    key = hashlib.sha256((text + src.name + " ".join(opts)).encode()).hexdigest()[:20]
-    cached = _cache_dir() / f"usage-{key}.json"
+    key = cache_key(cfg, compute_capability)
+    cached = cache_dir() / f"usage-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
-    out = _cache_dir() / f"{key}.cubin"
-    r = subprocess.run([nvcc, "-cubin", *opts, "-I", str(kdir), "-Xptxas", "-v", "-o", str(out), str(src)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"nvcc failed for {cfg.label()}: {r.stderr.strip()[-800:]}")
-    log = r.stderr
+    cubin = compile_cubin(cfg, compute_capability)
+    log = (cache_dir() / f"{key}.ptxas.txt").read_text()
     regs = int(re.search(r"Used (\d+) registers", log).group(1))
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     smem = re.search(r"(\d+) bytes smem", log)
+    stack = re.search(r"(\d+) bytes stack frame", log)
     usage = dict(registers=regs, spill_stores=int(m.group(1)) if m else 0, spill_loads=int(m.group(2)) if m else 0,
-                 smem_bytes=int(smem.group(1)) if smem else 0, arch=f"sm_{arch}", nvcc_flags=opts)
+                 stack_frame=int(stack.group(1)) if stack else 0, smem_bytes=int(smem.group(1)) if smem else 0,
+                 arch=f"sm_{arch_of(compute_capability)}", nvcc_flags=_options(cfg, compute_capability), cubin=str(cubin))
     cached.write_text(json.dumps(usage))
-    out.unlink(missing_ok=True)
     return usage

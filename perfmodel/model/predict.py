@@ -63,9 +63,11 @@ class PredictionBatch:
 
 
 def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None, local_bytes=None,
-                  figures: str = "datasheet") -> PredictionBatch:
+                  figures: str = "datasheet", prefetch=None) -> PredictionBatch:
     """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
-    estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate)."""
+    estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate);
+    prefetch: per-config bool, whether the binary of a double-buffered kernel really loads the next
+    tile before computing (measure.sass; None: as the source intends)."""
     if figures not in ("datasheet", "measured"):
         raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
     calibrated = device
@@ -75,12 +77,20 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
     thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step = st
-    if registers is None:
-        regs = np.array([c.estimated_registers() for c in configs], dtype=float)
-    else:
-        regs = np.broadcast_to(np.asarray(registers, dtype=float), (n,))
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
     local = np.zeros(n) if local_bytes is None else np.broadcast_to(np.asarray(local_bytes, dtype=float), (n,))
+    if registers is None:
+        # __launch_bounds__(threads) makes nvcc fit one block: registers are capped at what the
+        # register file leaves per thread (8-register steps) and the excess spills (4 B each)
+        est = np.array([c.estimated_registers() for c in configs], dtype=float)
+        thr_ = np.array([c.threads for c in configs], dtype=float)
+        lim_ = device.limits
+        cap = np.minimum(lim_.max_registers_per_thread,
+                         np.floor(lim_.registers_per_block / (np.ceil(thr_ / 32) * 32) / 8) * 8)
+        regs = np.minimum(est, cap)
+        local = np.maximum(local, 4.0 * (est - regs))
+    else:
+        regs = np.broadcast_to(np.asarray(registers, dtype=float), (n,))
     M, N, K = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (M, N, K))
     cmp_, mem, lat, lim = device.compute, device.memory, device.latency, device.limits
     clock = cmp_.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
@@ -125,21 +135,22 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0), need_smem)
     f_smem = T.littles_law(need_smem, avail_smem)
 
-    # local memory (bytes per thread in the binary's local frame). With fewer registers than
-    # accumulators the arrays live in local memory: every FFMA loads and stores its accumulator
+    # local memory (bytes per thread in the binary's local frame). Without registers for the
+    # accumulators and their fragments the arrays live in local memory: every FFMA loads and stores its accumulator
     # (8 B) and, once the frame also holds the fragments, loads both operands (8 B more). Otherwise
     # the frame holds spilled registers, reloaded once per tile. L1 serves it while the resident
     # frames fit beside shared memory, else L2.
     acc_floats = bm * bn / thr
     frag_bytes = 4.0 * (bm / np.maximum(thr / np.maximum(bn, 1), 1) + bn)  # generous bound on fragments
-    arrays = (local > 0) & (regs < acc_floats)
+    arrays = (local > 0) & (regs < acc_floats + 16)  # no room for accumulators plus fragments
     per_ffma = 8.0 + 8.0 * np.clip((local - 4 * acc_floats) / np.maximum(frag_bytes, 1), 0, 1)
     local_tile = np.where(arrays, per_ffma * ffma_t, local) * thr * (local > 0)
     local_in_l1 = local * thr * np.maximum(b, 1) <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
 
     # latency exposed per k-tile: see terms.tile_cycles (lockstep blocks, burst transfer)
     sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
-    kind = np.where(uses_smem > 0, np.where(bufs == 2, 2, 1), 0)
+    pf = np.ones(n, dtype=bool) if prefetch is None else np.broadcast_to(np.asarray(prefetch, dtype=bool), (n,))
+    kind = np.where(uses_smem > 0, np.where((bufs == 2) & pf, 2, 1), 0)
     exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
 
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
@@ -236,6 +247,7 @@ class Prediction(_M):
     sm_clock_MHz: float
     figures: str
     ffma_issue_cycles: float
+    prefetch: str
     peak_GFLOPS: float
     resources: Resources
     occupancy: Occupancy
@@ -254,7 +266,8 @@ class Prediction(_M):
 
 def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
             registers: Optional[int] = None, registers_source: Optional[str] = None,
-            clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet") -> Prediction:
+            clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet",
+            prefetch: Optional[bool] = None, prefetch_source: str = "source") -> Prediction:
     """Predict one configuration. N and K default to M (square)."""
     N = M if N is None else N
     K = M if K is None else K
@@ -266,7 +279,7 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         raise UserError(f"registers={registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
     src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
     bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz,
-                       local_bytes=[local_bytes], figures=figures)
+                       local_bytes=[local_bytes], figures=figures, prefetch=None if prefetch is None else [prefetch])
     if figures == "measured":
         device = device.with_measured()
     x = {k: (v[0] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
@@ -302,6 +315,9 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         sm_clock_MHz=clock, peak_GFLOPS=peak,
         figures="datasheet" if figures == "datasheet" else f"measured ({device.measured.gpu}, {device.measured.date})",
         ffma_issue_cycles=float(x["c_ffma"]),
+        prefetch=("none (single buffer)" if config.spec.buffers == 1 else
+                  ("yes" if prefetch in (None, True) else "no: the compiler sank the next tile's loads below the FFMAs")
+                  + f" [{prefetch_source}]"),
         resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
                             registers_per_thread=int(x["regs"]), registers_source=src,
                             smem_per_block_bytes=config.smem_bytes),
