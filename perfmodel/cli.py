@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
     v.add_argument("--out", help="results folder to create (default results/<date>-<gpu>)")
     v.add_argument("--ncu", action="store_true", help="also record ncu counters for the ladder")
+    v.add_argument("--seed", type=int, default=0, help="seed of the random config sample (another seed = a hold-out set)")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")

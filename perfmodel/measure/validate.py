@@ -41,7 +41,7 @@ def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[Kernel
     return out
 
 
-def plan(device, quick: bool):
+def plan(device, quick: bool, seed: int = 0):
     """[(group, cfg or None for cuBLAS, size)] in execution order (grouped by size)."""
     pts = []
     sizes = (2048,) if quick else LADDER_SIZES
@@ -49,7 +49,7 @@ def plan(device, quick: bool):
         pts.append(("baseline", None, s))
         pts += [("ladder", KernelConfig.make(k), s) for k in kernel_ids()]
     if not quick:
-        pts += [("sweep", c, SWEEP_SIZE) for c in sweep_sample(device)]
+        pts += [("sweep", c, SWEEP_SIZE) for c in sweep_sample(device, seed=seed)]
     return pts
 
 
@@ -95,7 +95,7 @@ def cmd_validate(a) -> int:
     root = Path.cwd() / "results"
     gpu = Gpu()
     name = match_shipped(gpu.name, gpu.cc)
-    out = Path(a.out) if a.out else root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if a.quick else ''}"
+    out = Path(a.out) if a.out else root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if a.quick else ''}{f'-seed{a.seed}' if a.seed else ''}"
     if out.exists():
         raise UserError(f"{out} exists; results are never overwritten (choose another --out)")
     out.mkdir(parents=True)
@@ -119,7 +119,7 @@ def cmd_validate(a) -> int:
         print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
         sampler, driver = None, "unknown"
     env = environment(gpu, env_device_name(name), started, driver)
-    points = plan(device, a.quick)
+    points = plan(device, a.quick, a.seed)
     print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
 
     # compile every distinct config in parallel (nvcc runs as subprocesses)
