@@ -1,6 +1,6 @@
 """A/B timing of two sources of one kernel id at 4096 and 8192 (GPU only), same process, same data,
 interleaved repetitions; prints medians and q10-q90 of each.
-    python3 benchmarks/ab_kernel.py double_buffer benchmarks/ab/08_double_buffer_no_fragment_prefetch.cu"""
+    python3 benchmarks/ab_kernel.py double_buffer benchmarks/ab/08_double_buffer_fragment_prefetch.cu"""
 import sys
 from pathlib import Path
 

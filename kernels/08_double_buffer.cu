@@ -10,7 +10,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     const int tid = threadIdx.x, tpr = BN / TN, tcol = tid % tpr, trow = tid / tpr;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {{0.0f}};
-    float ra[2][TM], rb[2][TN];  // fragments double-buffered in registers (seed 004)
+    float ra[TM], rb[TN];
     float4 ga[LA], gb[LB];
     const int tiles = (K + BK - 1) / BK;
     load_tile<G>(A, B, ga, gb, row0, col0, 0, M, N, K);
@@ -21,35 +21,22 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
         if (t + 1 < tiles) load_tile<G>(A, B, ga, gb, row0, col0, (t + 1) * BK, M, N, K);
         const float* as = As + cur * BK * BM;
         const float* bs = Bs + cur * BK * BN;
-        // fragments of step 0, then inside the loop those of step k+1 before the FFMAs of step k
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-#pragma unroll
-            for (int i = 0; i < TM / 2; i += 4)
-                *reinterpret_cast<float4*>(&ra[0][h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[h * BM / 2 + trow * TM / 2 + i]);
-#pragma unroll
-            for (int j = 0; j < TN / 2; j += 4)
-                *reinterpret_cast<float4*>(&rb[0][h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[h * BN / 2 + tcol * TN / 2 + j]);
-        }
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            if (k + 1 < BK) {
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
+            for (int h = 0; h < 2; ++h)
 #pragma unroll
-                    for (int i = 0; i < TM / 2; i += 4)
-                        *reinterpret_cast<float4*>(&ra[(k + 1) & 1][h * TM / 2 + i]) =
-                            *reinterpret_cast<const float4*>(&as[(k + 1) * BM + h * BM / 2 + trow * TM / 2 + i]);
+                for (int i = 0; i < TM / 2; i += 4)
+                    *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
 #pragma unroll
-                    for (int j = 0; j < TN / 2; j += 4)
-                        *reinterpret_cast<float4*>(&rb[(k + 1) & 1][h * TN / 2 + j]) =
-                            *reinterpret_cast<const float4*>(&bs[(k + 1) * BN + h * BN / 2 + tcol * TN / 2 + j]);
-                }
-            }
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int j = 0; j < TN / 2; j += 4)
+                    *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += ra[k & 1][i] * rb[k & 1][j];
+                for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
         }
         if (t + 1 < tiles) store_tile(As + (cur ^ 1) * BK * BM, Bs + (cur ^ 1) * BK * BN, ga, gb);
         __syncthreads();

@@ -23,6 +23,7 @@ class Environment(_M):
     device_file: str  # name of the shipped/generated device file used
     hostname: str
     started_utc: str
+    kernel_sources_sha256: Optional[str] = None  # of kernels/*.cu* as run (absent in early runs)
 
 
 class Timing(_M):

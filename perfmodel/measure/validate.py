@@ -80,7 +80,15 @@ def environment(gpu, device_file: str, started, driver: str | None = None) -> En
                        driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
                        nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
                        nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=device_file,
-                       hostname=platform.node(), started_utc=started.isoformat())
+                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=sources_sha256())
+
+
+def sources_sha256() -> str:
+    import hashlib
+
+    from ..paths import data_dir
+
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(data_dir("kernels").glob("*.cu*")))).hexdigest()
 
 
 def _cuda_version(v: int) -> str:
