@@ -63,3 +63,17 @@ def test_devices_list_and_show(capsys):
 def test_console_script_subprocess():
     r = subprocess.run([sys.executable, "-m", "perfmodel", "predict", "--device", "nope"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error: unknown device") and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("argv", [["validate", "--quick"], ["calibrate"], ["devices", "detect"],
+                                  ["sweep", "--device", "h100-sxm", "--kernel", "double_buffer", "--measure", "2"]])
+def test_gpu_commands_without_a_gpu_say_how_to_fix_it(capsys, argv, tmp_path, monkeypatch):
+    from conftest import _have_gpu
+
+    if _have_gpu():
+        pytest.skip("a GPU is present")
+    monkeypatch.chdir(tmp_path)  # nothing may be written
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("pip install 'perfmodel[cuda]'" in err or "no CUDA GPU" in err)
+    assert not any(tmp_path.iterdir())
