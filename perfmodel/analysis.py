@@ -76,7 +76,7 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
                         local_bytes=m.spill_bytes or 0, figures=figures,
-                        prefetch=None if facts is None else facts["prefetch"],
+                        prefetch=None if facts is None else facts["prefetch_fraction"],
                         prefetch_source="source (no nvdisasm)" if facts is None else f"SASS {facts['arch']}")
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,

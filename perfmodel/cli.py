@@ -130,7 +130,7 @@ def cmd_predict(a) -> int:
             regs, local = usage["registers"], usage["stack_frame"]
             src = f"nvcc {usage['arch']} (spills {usage['spill_stores']} B)"
         if facts:
-            prefetch, pf_src = facts["prefetch"], f"SASS {facts['arch']}"
+            prefetch, pf_src = facts["prefetch_fraction"], f"SASS {facts['arch']}"
     p = predict(dev, cfg, M, N, K, registers=regs, registers_source=src, clock_MHz=a.clock, figures=figures,
                 local_bytes=local, prefetch=prefetch, prefetch_source=pf_src)
     print(p.model_dump_json(indent=2) if a.json else render(p))

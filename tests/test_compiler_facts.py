@@ -14,6 +14,7 @@ LISTING = """
         /*0020*/              @!P2 LDG.E.128.CONSTANT R8, desc[UR4][R2.64] ;
 """ + "        /*0030*/                   FFMA R0, R1, R2, R0 ;\n" * 70 + """
         /*0040*/                   STS [R3], R8 ;
+        /*0048*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
         /*0050*/                   EXIT ;
 """
 
@@ -21,9 +22,9 @@ LISTING = """
 def test_prefetch_rule_on_a_listing():
     ops = sass.ops(LISTING)
     assert ops[:3] == ["LDC", "BAR.SYNC.DEFER_BLOCKING", "LDG.E.128.CONSTANT"]
-    assert sass.prefetch_effective(ops)
+    assert sass.prefetch_effective(ops) and sass.prefetch_fraction(ops) == 1.0
     sunk = LISTING.replace("@!P2 LDG.E.128.CONSTANT R8, desc[UR4][R2.64] ;", "NOP ;").replace("STS [R3], R8 ;", "LDG.E.128 R8, desc[UR4][R2.64] ;")
-    assert not sass.prefetch_effective(sass.ops(sunk))
+    assert not sass.prefetch_effective(sass.ops(sunk)) and sass.prefetch_fraction(sass.ops(sunk)) == 0.0
 
 
 @needs_nvcc

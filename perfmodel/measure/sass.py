@@ -51,25 +51,26 @@ def ops(sass: str) -> list[str]:
     return out
 
 
-def prefetch_effective(opcodes: list[str]) -> bool:
-    """True if, on the interior path (before the first EXIT), a global load sits between the
-    prologue's barrier and the first large FFMA block: the next tile is loaded while computing."""
+def prefetch_fraction(opcodes: list[str]) -> float:
+    """Share of one loop iteration's FFMAs issued after its last global load, on the interior path
+    (before the first EXIT), between the prologue's barrier and the next one: the part of the
+    compute phase that can hide the next tile's loads (1: loads first, 0: loads sunk below the FFMAs)."""
     end = opcodes.index("EXIT") if "EXIT" in opcodes else len(opcodes)
     body = opcodes[:end]
-    try:
-        bar = next(i for i, op in enumerate(body) if op.startswith("BAR"))
-    except StopIteration:
-        return False
-    first_block = None
-    run = 0
-    for i in range(bar, len(body)):
-        run = run + 1 if body[i].startswith("FFMA") else 0
-        if run == BIG_FFMA_BLOCK:
-            first_block = i - BIG_FFMA_BLOCK + 1
-            break
-    if first_block is None:
-        return False
-    return any(op.startswith("LDG") for op in body[bar:first_block])
+    bars = [i for i, op in enumerate(body) if op.startswith("BAR")]
+    if len(bars) < 2:
+        return 0.0
+    region = body[bars[0] + 1:bars[1]]
+    ffma = [i for i, op in enumerate(region) if op.startswith("FFMA")]
+    ldg = [i for i, op in enumerate(region) if op.startswith("LDG")]
+    if len(ffma) < BIG_FFMA_BLOCK or not ldg:
+        return 0.0
+    return sum(1 for i in ffma if i > ldg[-1]) / len(ffma)
+
+
+def prefetch_effective(opcodes: list[str]) -> bool:
+    """True if at least a quarter of the compute phase follows the next tile's loads."""
+    return prefetch_fraction(opcodes) >= 0.25
 
 
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
@@ -77,7 +78,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     when nvcc/nvdisasm are missing or cannot target the architecture. Cached on disk."""
     if not available() or build.arch_of(compute_capability) < build.MIN_ARCH:
         return None
-    key = build.cache_key(cfg, compute_capability) + "-sass1"
+    key = build.cache_key(cfg, compute_capability) + "-sass2"
     cached = build.cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -87,7 +88,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     opc = ops(r.stdout)
     end = opc.index("EXIT") if "EXIT" in opc else len(opc)
-    facts = dict(prefetch=prefetch_effective(opc), arch=f"sm_{build.arch_of(compute_capability)}",
+    facts = dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc), arch=f"sm_{build.arch_of(compute_capability)}",
                  ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
                  lds=sum(o.startswith("LDS") for o in opc[:end]))
     cached.write_text(json.dumps(facts))

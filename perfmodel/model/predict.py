@@ -66,8 +66,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                   figures: str = "datasheet", prefetch=None) -> PredictionBatch:
     """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
     estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate);
-    prefetch: per-config bool, whether the binary of a double-buffered kernel really loads the next
-    tile before computing (measure.sass; None: as the source intends)."""
+    prefetch: per config, the share of a double-buffered binary's compute phase issued after the next
+    tile's loads (measure.sass: 1 = loads first, 0 = sunk below the FFMAs; None: 1, as the source intends)."""
     if figures not in ("datasheet", "measured"):
         raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
     calibrated = device
@@ -149,8 +149,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
 
     # latency exposed per k-tile: see terms.tile_cycles (lockstep blocks, burst transfer)
     sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
-    pf = np.ones(n, dtype=bool) if prefetch is None else np.broadcast_to(np.asarray(prefetch, dtype=bool), (n,))
-    kind = np.where(uses_smem > 0, np.where((bufs == 2) & pf, 2, 1), 0)
+    pf = np.ones(n) if prefetch is None else np.broadcast_to(np.asarray(prefetch, dtype=float), (n,))
+    kind = np.where(uses_smem > 0, np.where((bufs == 2) & (pf > 0), 2, 1), 0)
     exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
 
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
@@ -267,7 +267,7 @@ class Prediction(_M):
 def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
             registers: Optional[int] = None, registers_source: Optional[str] = None,
             clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet",
-            prefetch: Optional[bool] = None, prefetch_source: str = "source") -> Prediction:
+            prefetch: Optional[float] = None, prefetch_source: str = "source") -> Prediction:
     """Predict one configuration. N and K default to M (square)."""
     N = M if N is None else N
     K = M if K is None else K
@@ -316,8 +316,9 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         figures="datasheet" if figures == "datasheet" else f"measured ({device.measured.gpu}, {device.measured.date})",
         ffma_issue_cycles=float(x["c_ffma"]),
         prefetch=("none (single buffer)" if config.spec.buffers == 1 else
-                  ("yes" if prefetch in (None, True) else "no: the compiler sank the next tile's loads below the FFMAs")
-                  + f" [{prefetch_source}]"),
+                  ("yes" if prefetch is None or prefetch >= 1 else
+                   f"partly: {prefetch:.0%} of the FFMAs follow the next tile's loads" if prefetch > 0 else
+                   "no: the compiler sank the next tile's loads below the FFMAs") + f" [{prefetch_source}]"),
         resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
                             registers_per_thread=int(x["regs"]), registers_source=src,
                             smem_per_block_bytes=config.smem_bytes),

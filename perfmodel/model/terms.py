@@ -76,7 +76,7 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_in_l1, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram):
+                f_l2, f_dram, hide=1.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -87,7 +87,8 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     barriers, all SMs) in lockstep: they all request their next tile at once, so a block without
     prefetch waits the load latency plus the transfer of the whole burst (the L2/DRAM term) after
     its compute phase max(issue, smem); with double buffering only what outlasts the compute
-    phase is exposed. kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
+    phase is exposed: the share `hide` of the compute phase that the binary issues after the loads
+    (measure.sass). kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
@@ -101,7 +102,7 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     compute = np.maximum(t_issue, t_smem)
     load_phase = mem_latency + np.maximum(t_l2, t_dram)
     exposed = np.where(kind == 0, exposed_k,
-                       np.where(kind == 2, np.maximum(0.0, load_phase - compute), load_phase) + 2 * smem_latency)
+                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), load_phase) + 2 * smem_latency)
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
     return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed
 
