@@ -2,7 +2,31 @@
 // to registers before the current tile's math and to the other buffer after it, one barrier per
 // tile. Unlike seed 000's V3 there is a barrier after the prologue and any number of k-tiles works.
 #define NT (BM * BN / (TM * TN))
+// ask nvcc for two resident blocks where 128 registers per thread can hold the tile (seed 000 caps at 128)
+#define MIN_BLOCKS (NT <= 256 && TM * TN <= 64 ? 2 : 1)
 #include "tile_f4.cuh"
+
+// One k-tile of outer products from shared memory, each thread's tile split into quadrants.
+__device__ __forceinline__ void compute_tile(const float* __restrict__ as, const float* __restrict__ bs, float (&acc)[TM][TN],
+                                             float (&ra)[TM], float (&rb)[TN], int trow, int tcol) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int i = 0; i < TM / 2; i += 4)
+                *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < TN / 2; j += 4)
+                *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
+    }
+}
 
 template <bool G>
 __device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -16,31 +40,16 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     load_tile<G>(A, B, ga, gb, row0, col0, 0, M, N, K);
     store_tile(As, Bs, ga, gb);
     __syncthreads();
-    for (int t = 0; t < tiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < tiles) load_tile<G>(A, B, ga, gb, row0, col0, (t + 1) * BK, M, N, K);
-        const float* as = As + cur * BK * BM;
-        const float* bs = Bs + cur * BK * BN;
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-                for (int i = 0; i < TM / 2; i += 4)
-                    *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-                for (int j = 0; j < TN / 2; j += 4)
-                    *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
-        }
-        if (t + 1 < tiles) store_tile(As + (cur ^ 1) * BK * BM, Bs + (cur ^ 1) * BK * BN, ga, gb);
+    // steady state without branches (seed 000 V3's shape): load tile t, compute tile t-1, store
+    // tile t into the other buffer, one barrier; the last tile is computed after the loop
+    for (int t = 1; t < tiles; ++t) {
+        const int cur = (t - 1) & 1;
+        load_tile<G>(A, B, ga, gb, row0, col0, t * BK, M, N, K);
+        compute_tile(As + cur * BK * BM, Bs + cur * BK * BN, acc, ra, rb, trow, tcol);
+        store_tile(As + (cur ^ 1) * BK * BM, Bs + (cur ^ 1) * BK * BN, ga, gb);
         __syncthreads();
     }
+    compute_tile(As + ((tiles - 1) & 1) * BK * BM, Bs + ((tiles - 1) & 1) * BK * BN, acc, ra, rb, trow, tcol);
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         const int r = row0 + (i / (TM / 2)) * (BM / 2) + trow * TM / 2 + i % (TM / 2);
@@ -50,7 +59,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
+extern "C" __global__ void __launch_bounds__(NT, MIN_BLOCKS) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
     __shared__ __align__(16) float As[2 * BK * BM];
     __shared__ __align__(16) float Bs[2 * BK * BN];
