@@ -10,17 +10,18 @@ from perfmodel.measure.gpu import Gpu, Problem, measure_point
 from perfmodel.paths import data_dir
 
 kernel, other = sys.argv[1], Path(sys.argv[2])
+extra = sys.argv[3:]  # extra nvcc flags for the second variant, e.g. -DASSUME_INTERIOR
 gpu = Gpu()
 cfg = KernelConfig.make(kernel)
 shipped = build.source_path(cfg)
 
 
-def cubin(path: Path) -> bytes:
-    return gpu.compiler.compile(path.read_text(), options=build.NVCC_FLAGS + build.defines(cfg), arch=gpu.arch,
+def cubin(path: Path, flags=()) -> bytes:
+    return gpu.compiler.compile(path.read_text(), options=build.NVCC_FLAGS + build.defines(cfg) + list(flags), arch=gpu.arch,
                                 include_dirs=[str(data_dir("kernels"))], no_extern_c=True)
 
 
-bins = {"shipped": cubin(shipped), other.name: cubin(other)}
+bins = {"shipped": cubin(shipped), other.name + " " + " ".join(extra): cubin(other, extra)}
 for S in (4096, 8192):
     prob = Problem(gpu, S, S, S)
     cub = measure_point(gpu, prob, None, "baseline", rep_ms=100)

@@ -10,7 +10,11 @@ __device__ __forceinline__ float ld(const float* __restrict__ p, int r, int c, i
 }
 
 __device__ __forceinline__ float4 ld4(const float* __restrict__ p, int r, int c, int cols) {
+#ifdef INT_INDEX  // benchmark variant: 32-bit index arithmetic (valid below 2^31 elements)
+    return *reinterpret_cast<const float4*>(&p[r * cols + c]);
+#else
     return *reinterpret_cast<const float4*>(&p[IDX(r, c, cols)]);
+#endif
 }
 
 // A whole block tile needs no guards when it lies inside C, K is a multiple of BK, and rows
