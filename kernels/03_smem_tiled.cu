@@ -16,13 +16,16 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
         for (int k = 0; k < BK; ++k) acc += As[ty * BK + k] * Bs[k * BN + tx];
         __syncthreads();
     }
-    if (!G || (row0 + ty < M && col0 + tx < N)) C[IDX(row0 + ty, col0 + tx, N)] = acc;
+    if (!G) C[IDX32(row0 + ty, col0 + tx, N)] = acc;
+    else if (row0 + ty < M && col0 + tx < N) C[IDX(row0 + ty, col0 + tx, N)] = acc;
 }
+
+EDGE_BODY
 
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
     __shared__ float As[BM * BK];
     __shared__ float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
-    else body<true>(A, B, C, M, N, K, As, Bs);
+    else body_edge(A, B, C, M, N, K, As, Bs);
 }

@@ -25,14 +25,17 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         const int r = row0 + trow * TM + i, c = col0 + tcol;
-        if (!G || (r < M && c < N)) C[IDX(r, c, N)] = acc[i];
+        if (!G) C[IDX32(r, c, N)] = acc[i];
+        else if (r < M && c < N) C[IDX(r, c, N)] = acc[i];
     }
 }
+
+EDGE_BODY
 
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
     __shared__ float As[BM * BK];
     __shared__ float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
-    else body<true>(A, B, C, M, N, K, As, Bs);
+    else body_edge(A, B, C, M, N, K, As, Bs);
 }

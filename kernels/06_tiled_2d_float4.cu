@@ -34,10 +34,12 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
         for (int j = 0; j < TN; j += 4) store_c4<G>(C, row0 + trow * TM + i, col0 + tcol * TN + j, &acc[i][j], M, N);
 }
 
+EDGE_BODY
+
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
     __shared__ __align__(16) float As[BK * BM];
     __shared__ __align__(16) float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
-    else body<true>(A, B, C, M, N, K, As, Bs);
+    else body_edge(A, B, C, M, N, K, As, Bs);
 }

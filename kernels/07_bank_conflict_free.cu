@@ -43,10 +43,12 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     }
 }
 
+EDGE_BODY
+
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
     __shared__ __align__(16) float As[BK * BM];
     __shared__ __align__(16) float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
-    else body<true>(A, B, C, M, N, K, As, Bs);
+    else body_edge(A, B, C, M, N, K, As, Bs);
 }

@@ -48,7 +48,7 @@ __device__ __forceinline__ void store_tile(float* __restrict__ As, float* __rest
 template <bool G>
 __device__ __forceinline__ void store_c4(float* __restrict__ C, int r, int c, const float* v, int M, int N) {
     if (!G) {
-        *reinterpret_cast<float4*>(&C[IDX(r, c, N)]) = make_float4(v[0], v[1], v[2], v[3]);
+        *reinterpret_cast<float4*>(&C[IDX32(r, c, N)]) = make_float4(v[0], v[1], v[2], v[3]);
     } else if (r < M) {
 #pragma unroll
         for (int q = 0; q < 4; ++q)

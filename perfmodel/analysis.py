@@ -51,6 +51,22 @@ def run_device_for(run_dir: str | Path, figures: str = "auto", calibration: str 
     return attach_calibration(dev, cal), "measured"
 
 
+def _prefetch(run: Run, m, cfg) -> tuple:
+    """Prefetch share for a double-buffered point: recorded from the binary that ran; else from the
+    SASS of today's sources if the run used the same sources; else as the source intends."""
+    if cfg.spec.buffers != 2:
+        return None, "source"
+    if m.prefetch_fraction is not None:
+        return m.prefetch_fraction, "SASS of the binary that ran"
+    from .measure.validate import sources_sha256
+
+    if run.environment.kernel_sources_sha256 == sources_sha256():
+        facts = sass_facts(cfg, run.environment.compute_capability)
+        if facts is not None:
+            return facts["prefetch_fraction"], f"SASS {facts['arch']} (same sources)"
+    return None, "source intent (run predates SASS records)"
+
+
 def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 
@@ -71,13 +87,11 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
             r["pct_of_cublas"] = 100 * m.gflops_median / r["cublas_gflops"]
         if m.kernel != "cublas":
             cfg = KernelConfig.make(m.kernel, **m.config)
-            facts = sass_facts(cfg, run.environment.compute_capability) if cfg.spec.buffers == 2 else None
+            pf, pf_src = _prefetch(run, m, cfg)
             p = predict(dev, cfg, m.M, m.N, m.K, registers=m.registers,
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
-                        local_bytes=m.spill_bytes or 0, figures=figures,
-                        prefetch=None if facts is None else facts["prefetch_fraction"],
-                        prefetch_source="source (no nvdisasm)" if facts is None else f"SASS {facts['arch']}")
+                        local_bytes=m.spill_bytes or 0, figures=figures, prefetch=pf, prefetch_source=pf_src)
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)

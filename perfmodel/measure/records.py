@@ -54,6 +54,7 @@ class Measurement(_M):
     spill_bytes: Optional[int] = None
     smem_bytes: Optional[int] = None
     driver_blocks_per_sm: Optional[int] = None
+    prefetch_fraction: Optional[float] = None  # from the SASS of the binary that ran (absent in early runs)
     timing: Optional[Timing] = None
     gflops_median: Optional[float] = None
     error: Optional[str] = None

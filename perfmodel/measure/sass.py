@@ -73,6 +73,23 @@ def prefetch_effective(opcodes: list[str]) -> bool:
     return prefetch_fraction(opcodes) >= 0.25
 
 
+def facts_of_cubin(cubin: bytes) -> Optional[dict]:
+    """SASS facts of a compiled module (the binary that runs), or None without nvdisasm."""
+    import tempfile
+
+    exe = find_nvdisasm()
+    if exe is None:
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        r = subprocess.run([exe, f.name], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    opc = ops(r.stdout)
+    return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc))
+
+
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     """{'prefetch': bool, 'ffma': n, 'ldg': n, 'lds': n, 'arch': ...} for the interior path, or None
     when nvcc/nvdisasm are missing or cannot target the architecture. Cached on disk."""
