@@ -25,6 +25,9 @@ def find_nvdisasm() -> Optional[str]:
     exe = shutil.which("nvdisasm")
     if exe:
         return exe
+    for cand in ("/usr/local/cuda/bin/nvdisasm",):
+        if os.access(cand, os.X_OK):
+            return cand
     try:
         import nvidia  # namespace package of NVIDIA's pip wheels
 
