@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", default="double_buffer", help="kernel id (default double_buffer)")
     _add_tile(p)
     _add_size(p)
-    p.add_argument("--registers", type=positive_int, help="registers/thread to use instead of the estimate")
+    p.add_argument("--registers", type=positive_int, help="registers/thread to use instead of the compiler's or the estimate")
+    p.add_argument("--estimate", action="store_true", help="do not run the local nvcc: estimate registers (faster first call)")
     p.add_argument("--clock", type=positive_int, help="SM clock in MHz (default: boost clock)")
     p.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
     p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
@@ -117,7 +118,7 @@ def cmd_predict(a) -> int:
     M, N, K = _size(a)
     cfg.check_device(dev)
     regs, src, local, prefetch, pf_src = a.registers, "--registers" if a.registers else None, 0, None, "source"
-    if regs is None:  # the compiler's figures where the local nvcc can target this architecture
+    if regs is None and not a.estimate:  # the compiler's figures where the local nvcc can target this architecture
         from .measure.build import resource_usage
         from .measure.sass import sass_facts
 

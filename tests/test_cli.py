@@ -77,3 +77,10 @@ def test_gpu_commands_without_a_gpu_say_how_to_fix_it(capsys, argv, tmp_path, mo
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ("pip install 'perfmodel[cuda]'" in err or "no CUDA GPU" in err)
     assert not any(tmp_path.iterdir())
+
+
+def test_predict_says_where_registers_come_from(capsys):
+    assert main(["predict", "--device", "v100", "--estimate"]) == 0
+    assert "estimate (seed 002" in capsys.readouterr().out
+    assert main(["predict", "--device", "a100", "--registers", "96"]) == 0
+    assert "96 [--registers]" in capsys.readouterr().out
