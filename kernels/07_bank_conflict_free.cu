@@ -15,23 +15,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
         load_tile<G>(A, B, ga, gb, row0, col0, k0, M, N, K);
         store_tile(As, Bs, ga, gb);
         __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-                for (int i = 0; i < TM / 2; i += 4)
-                    *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&As[k * BM + h * BM / 2 + trow * TM / 2 + i]);
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-                for (int j = 0; j < TN / 2; j += 4)
-                    *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
-        }
+        compute_tile(As, Bs, acc, ra, rb, trow, tcol);
         __syncthreads();
     }
 #pragma unroll

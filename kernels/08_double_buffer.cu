@@ -6,28 +6,6 @@
 #define MIN_BLOCKS (NT <= 256 && TM * TN <= 64 ? 2 : 1)
 #include "tile_f4.cuh"
 
-// One k-tile of outer products from shared memory, each thread's tile split into quadrants.
-__device__ __forceinline__ void compute_tile(const float* __restrict__ as, const float* __restrict__ bs, float (&acc)[TM][TN],
-                                             float (&ra)[TM], float (&rb)[TN], int trow, int tcol) {
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int i = 0; i < TM / 2; i += 4)
-                *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int j = 0; j < TN / 2; j += 4)
-                *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
-    }
-}
-
 template <bool G>
 __device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                                      int M, int N, int K, float* __restrict__ As, float* __restrict__ Bs) {

@@ -44,6 +44,29 @@ __device__ __forceinline__ void store_tile(float* __restrict__ As, float* __rest
     }
 }
 
+// One k-tile of outer products from shared memory, each thread's TMxTN tile split into four
+// (TM/2)x(TN/2) quadrants spread over the block tile (steps 7 and 8). As is [BK][BM], Bs [BK][BN].
+__device__ __forceinline__ void compute_tile(const float* __restrict__ as, const float* __restrict__ bs, float (&acc)[TM][TN],
+                                             float (&ra)[TM], float (&rb)[TN], int trow, int tcol) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int i = 0; i < TM / 2; i += 4)
+                *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < TN / 2; j += 4)
+                *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
+    }
+}
+
 // Store four consecutive C values of one row (float4 on interior tiles).
 template <bool G>
 __device__ __forceinline__ void store_c4(float* __restrict__ C, int r, int c, const float* v, int M, int N) {
