@@ -1,6 +1,5 @@
 """Does edge handling cost speed on aligned sizes? Times each tiled kernel at 4096 as shipped and
 compiled with -DASSUME_INTERIOR (edge path removed; valid only for aligned sizes). GPU only."""
-import statistics
 
 from perfmodel import KernelConfig, kernel_ids
 from perfmodel.measure import build

@@ -3,7 +3,7 @@ For every single-buffered tiled point at 4096 without local memory: C = compute 
 (max(issue, smem) / b, from the model), T = measured cycles per tile for the b resident blocks; solve the MVA
 think time Z that reproduces T and print it beside the model's exposed load phase. CPU only.
     python3 benchmarks/mva_check.py"""
-import numpy as np, math
+import math
 from perfmodel.analysis import load_run, rows, run_device_for
 def mva_time(b, C, Z):
     Q=0.0

@@ -1,7 +1,5 @@
 """Launch chosen configurations once at 4096^3 for ncu (GPU only). Prints 'kernel LABEL' before each.
    ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py"""
-import json
-import sys
 
 from perfmodel import KernelConfig
 from perfmodel.measure.gpu import Gpu, Problem

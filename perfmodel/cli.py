@@ -5,7 +5,6 @@ stderr and exit status 2 (UserError), never a traceback."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Optional, Sequence
 

@@ -1,6 +1,5 @@
 """The measurement layer's logic that needs no GPU: plans, samples, detection, device files from
 driver attributes, the do_bench loop (with fake events), and the summary statistics."""
-import math
 from types import SimpleNamespace
 
 import pytest

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 

@@ -38,8 +38,8 @@ def _structure(cfg: KernelConfig) -> tuple:
         lds_i = lds_w = sts_i = sts_w = 0.0
         ldg = 2.0
         bk = 1
-        if s.mapping == "naive_rows":  # lanes along m: A lines distinct per row, B broadcast
-            per_warp = min(32, cfg.bm) + int(np.ceil(32 / cfg.bm) * 1 / max(1, 32 // cfg.bm) if cfg.bm < 32 else 1)
+        if s.mapping == "naive_rows":  # lanes along m: one A line per row covered, B one line
+            per_warp = min(32, cfg.bm) + 1
         else:  # lanes along n: B one line, A one word per row covered
             per_warp = 1 + int(np.ceil(32 / cfg.bn))
         l1_w = warps * per_warp

@@ -46,7 +46,7 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
          f"pycuda {env.pycuda_version}; flags `{' '.join(env.nvcc_flags)}`. Device file `{env.device_file}`, "
          f"predictions with **{s.get('figures', 'datasheet')}** figures (device `{s.get('device', dev.name)}`).", "",
          "## Summary", "",
-         f"| points | failed | MAPE | median APE | Spearman (all) | Spearman (sweep) | model top-1 vs measured best (sweep) |",
+         "| points | failed | MAPE | median APE | Spearman (all) | Spearman (sweep) | model top-1 vs measured best (sweep) |",
          "|---|---|---|---|---|---|---|",
          f"| {s['points']} | {s['failed']} | {fmt(s.get('mape_pct'))} % | {fmt(s.get('median_ape_pct'))} % | "
          f"{fmt(s.get('spearman_all'), '{:.3f}')} | {fmt(s.get('spearman_sweep'), '{:.3f}')} | {fmt(s.get('sweep_top1_gap_pct'))} % slower |", ""]
