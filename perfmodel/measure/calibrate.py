@@ -28,7 +28,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     src = (Path(__file__).with_name("microbench.cu")).read_text()
     mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
-                                            "smem_bandwidth", "read_bandwidth")}
+                                            "smem_bandwidth", "read_bandwidth", "tile_phase")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -112,6 +112,22 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     cc = np.zeros(sms, np.int64)
     drv.memcpy_dtoh(cc, cyc)
     res["smem_bandwidth_bytes_per_clock_per_sm"] = 1024 * iters_s * 8 * 16 / float(np.median(cc))
+
+    # load phase of a tile (LDG -> STS -> barrier) with one 256-thread block on every SM at once
+    region = 32 << 20
+    buf = drv.mem_alloc(region)
+    drv.memset_d32(buf, 0, region // 4)
+    phase = {}
+    for f4 in (1, 2, 4, 8):
+        f["tile_phase"](buf, np.int32(f4), np.int32(20), np.uint32(1), cyc, out, block=(256, 1, 1), grid=(sms, 1))  # warm
+        f["tile_phase"](buf, np.int32(f4), np.int32(400), np.uint32(region // 16), cyc, out, block=(256, 1, 1), grid=(sms, 1))
+        gpu.sync()
+        cc = np.zeros(sms, np.int64)
+        drv.memcpy_dtoh(cc, cyc)
+        phase[str(256 * 16 * f4)] = float(np.median(cc))
+    buf.free()
+    res["tile_load_cycles_by_bytes"] = phase
+    log("  tile load phase (cycles, one block per SM on all SMs): " + ", ".join(f"{b} B: {v:.0f}" for b, v in phase.items()))
 
     # DRAM bandwidth: 4 GiB read once; L2: 16 MiB read 200 times
     for key, nbytes, reps in (("dram_bandwidth_GBps", 4 << 30, 1), ("l2_bandwidth_GBps", 16 << 20, 200)):
