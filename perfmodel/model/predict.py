@@ -156,7 +156,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
     kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
-              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates, f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram)
+              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
+              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf)
     safe_b = np.maximum(b, 1)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
