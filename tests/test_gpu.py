@@ -76,3 +76,11 @@ def test_model_occupancy_matches_driver(gpu, device):
         if driver != model:
             mismatches.append(f"{cfg.label()} regs={fn.num_regs}: model {model}, driver {driver}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_devices_detect_cli_names_the_shipped_file(capsys):
+    from perfmodel.cli import main
+
+    assert main(["devices", "detect"]) == 0
+    out = capsys.readouterr().out
+    assert "->" in out and ("h100-sxm" in out or "h200" in out or ".toml" in out)
