@@ -159,7 +159,7 @@ def cmd_devices(a) -> int:
         return 0
     from .measure.detect import detect_device  # GPU path, imported lazily
 
-    print(detect_device())
+    detect_device()  # prints what it found and which device file applies
     return 0
 
 
