@@ -127,7 +127,7 @@ def cmd_predict(a) -> int:
         except RuntimeError:
             usage = facts = None
         if usage:
-            regs, local = usage["registers"], usage["stack_frame"]
+            regs, local = usage["registers"], usage["spill_stores"]  # the stack frame of the out-of-line edge call is not spilling
             src = f"nvcc {usage['arch']} (spills {usage['spill_stores']} B)"
         if facts:
             prefetch, pf_src = facts["prefetch_fraction"], f"SASS {facts['arch']}"
