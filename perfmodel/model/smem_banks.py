@@ -22,13 +22,21 @@ def wavefronts(word_addr, width_words: int = 1, banks: int = BANKS) -> int:
 def wavefronts_many(rows, width_words: int = 1, banks: int = BANKS) -> np.ndarray:
     """`wavefronts` for many warp instructions at once: rows is (n, 32) word addresses.
 
-    128-bit accesses are served per half-warp (two phases of 16 lanes, each at least one
-    wavefront), which is what ncu's shared-memory wavefront counter shows on Hopper for the
-    ladder's LDS.128 (a 2-address broadcast costs 2 wavefronts, 256 contiguous bytes 4)."""
+    A wavefront returns at most one 32-bit register to each of the 32 lanes (128 B), so a 128-bit
+    access is served per quarter-warp: four phases of 8 lanes, each at least one wavefront plus
+    its bank conflicts. When lane pairs share addresses (lane n and n^1 for every n, or n and n^2)
+    the returned registers are packed two per lane pair and the warp is served per half-warp (two
+    phases of 16 lanes) instead (NVIDIA's rule for CC >= 7.0: forums.developer.nvidia.com/t/77228).
+    This reproduces ncu's shared-memory wavefront counter for the whole ladder on Hopper: a
+    row-broadcast read costs 2 wavefronts, 256 contiguous bytes 4, and warp_tiled's 4 distinct
+    addresses spread over lanes 0-3 cost 4, not 2."""
     rows = np.asarray(rows, dtype=np.int64)
     if width_words == 4:
-        halves = rows.reshape(len(rows) * 2, 16)
-        return wavefronts_many_phase(halves, width_words, banks).reshape(len(rows), 2).sum(axis=1)
+        lanes = np.arange(32)
+        paired = (rows == rows[:, lanes ^ 1]).all(axis=1) | (rows == rows[:, lanes ^ 2]).all(axis=1)
+        halves = wavefronts_many_phase(rows.reshape(len(rows) * 2, 16), width_words, banks).reshape(len(rows), 2).sum(axis=1)
+        quarters = wavefronts_many_phase(rows.reshape(len(rows) * 4, 8), width_words, banks).reshape(len(rows), 4).sum(axis=1)
+        return np.where(paired, halves, quarters)
     return wavefronts_many_phase(rows, width_words, banks)
 
 
