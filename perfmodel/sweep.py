@@ -77,7 +77,7 @@ def cmd_sweep(a) -> int:
     if a.measure:
         from .measure.tune import measure_sweep  # GPU path
 
-        return measure_sweep(dev, configs, bt, M, N, K, a.measure)
+        return measure_sweep(dev, configs, bt, M, N, K, a.measure, sample=a.sample)
     if a.json:
         print(json.dumps(dict(device=dev.name, M=M, N=N, K=K, considered=total, valid=len(configs),
                               invalid_by_constraint=dict(why), seconds=dt, top=rows), indent=2))

@@ -28,7 +28,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     src = (Path(__file__).with_name("microbench.cu")).read_text()
     mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
-                                            "smem_bandwidth", "read_bandwidth", "tile_phase")}
+                                            "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -125,6 +125,18 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         cc = np.zeros(sms, np.int64)
         drv.memcpy_dtoh(cc, cyc)
         phase[str(256 * 16 * f4)] = float(np.median(cc))
+    # L2 -> SM bandwidth of one SM alone (its port): one 1024-thread block, L2-resident 8 MB region
+    iters_p, mask = 2000, (8 << 20) // 16 - 1
+    f["l2_sm_port"](buf, np.uint32(mask), np.int32(50), cyc, out, block=(1024, 1, 1), grid=(1, 1))  # warm
+    ports = []
+    for _ in range(5):
+        f["l2_sm_port"](buf, np.uint32(mask), np.int32(iters_p), cyc, out, block=(1024, 1, 1), grid=(1, 1))
+        gpu.sync()
+        cc = np.zeros(1, np.int64)
+        drv.memcpy_dtoh(cc, cyc)
+        ports.append(1024 * 128 * iters_p / float(cc[0]))
+    res["l2_sm_port_bytes_per_clock"] = float(np.median(ports))
+    log(f"  L2 -> one SM alone: {res['l2_sm_port_bytes_per_clock']:.1f} B/clk (median of 5, {min(ports):.1f}-{max(ports):.1f})")
     buf.free()
     res["tile_load_cycles_by_bytes"] = phase
     log("  tile load phase (cycles, one block per SM on all SMs): " + ", ".join(f"{b} B: {v:.0f}" for b, v in phase.items()))

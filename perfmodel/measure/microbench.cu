@@ -145,4 +145,26 @@ __global__ void tile_phase(const float4* __restrict__ src, int f4, int iters, un
     if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
     if (acc == 1.2345f) out[0] = acc;
 }
+
+// L2 -> SM bandwidth of one SM alone (its port, not its share of the L2): one block of 1024 threads
+// on one SM streams float4 from an L2-resident, power-of-two region (L1 bypassed), 8 independent
+// loads per thread per iteration; thread 0 reports the cycles. Bytes per clock = 1024*128*iters / cycles.
+__global__ void l2_sm_port(const float4* __restrict__ src, unsigned mask_f4, int iters, long long* cycles, float* out) {
+    const unsigned tid = threadIdx.x, nt = blockDim.x;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    __syncthreads();
+    long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+        const unsigned base = (unsigned)it * 8u * nt + tid;
+        float4 v[8];
+#pragma unroll
+        for (int r = 0; r < 8; ++r) v[r] = __ldcg(&src[(base + r * nt) & mask_f4]);
+#pragma unroll
+        for (int r = 0; r < 8; ++r) { acc.x += v[r].x; acc.y += v[r].y; acc.z += v[r].z; acc.w += v[r].w; }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (acc.x + acc.y + acc.z + acc.w == 1.2345f) out[0] = acc.x;
+    if (tid == 0) cycles[blockIdx.x] = t1 - t0;
+}
 }

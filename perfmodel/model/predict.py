@@ -157,7 +157,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
               mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
-              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf)
+              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf,
+              port_bpc=(calibrated.measured.l2_sm_port_bytes_per_clock if figures == "measured" else None))
     safe_b = np.maximum(b, 1)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)

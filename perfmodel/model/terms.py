@@ -76,19 +76,22 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_in_l1, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0):
+                f_l2, f_dram, hide=1.0, port_bpc=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
     outer-product rate after calibration)   issue: b*(FFMA*c + other)/min(schedulers, resident warps)
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
     local: spill/local-array traffic through L1 or L2
-    latency: resident blocks share the schedulers round-robin, which keeps them (and, through the
-    barriers, all SMs) in lockstep: they all request their next tile at once, so a block without
-    prefetch waits the load latency plus the transfer of the whole burst (the L2/DRAM term) after
-    its compute phase max(issue, smem); with double buffering only what outlasts the compute
-    phase is exposed: the share `hide` of the compute phase that the binary issues after the loads
-    (measure.sass). kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
+    latency: resident blocks share the schedulers round-robin, which keeps them in lockstep: they
+    all request their next tile at once, so a block without prefetch waits the load latency plus
+    the transfer of the SM's whole burst after its compute phase max(issue, smem); with double
+    buffering only what outlasts the compute phase is exposed: the share `hide` of the compute
+    phase that the binary issues after the loads (measure.sass). Nothing couples different SMs,
+    so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
+    calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
+    share (the l2 term). Without a measured port the share is used (datasheets do not give it).
+    kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
@@ -100,7 +103,8 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
     t_local = b * local_bytes_tile / np.where(local_in_l1, smem_bpc, l2_bpc_sm)
     compute = np.maximum(t_issue, t_smem)
-    load_phase = mem_latency + np.maximum(t_l2, t_dram)
+    burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
+    load_phase = mem_latency + np.maximum(burst, t_dram)
     exposed = np.where(kind == 0, exposed_k,
                        np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), load_phase) + 2 * smem_latency)
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
