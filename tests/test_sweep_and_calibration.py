@@ -73,3 +73,52 @@ def test_calibration_errors(tmp_path):
         attach_calibration(load_device("h100-sxm"), bad)
     with pytest.raises(UserError, match="no \\[measured\\]"):
         load_device("h100-sxm").with_measured()
+
+
+def _cal(name):
+    path = ROOT / "results" / name
+    if not path.exists():
+        pytest.skip(f"{name} not recorded")
+    return attach_calibration(load_device("h100-sxm"), path)
+
+
+def test_tile_burst_arrives_through_the_measured_l2_port():
+    """With a measured L2->SM port, a single-buffered block's exposed load phase is the mixed L2/DRAM
+    latency plus the SM's burst (b blocks x tile bytes) over the port (not over the SM's 1/132 share
+    of the L2 bandwidth) plus two shared-memory latencies (store, barrier, first load)."""
+    dev = _cal("calibration-20261122-110015-h100-sxm.toml")
+    port = dev.measured.l2_sm_port_bytes_per_clock
+    share = dev.measured.l2_bandwidth_GBps * 1e9 / (1980e6 * dev.compute.sm_count)
+    assert port > 4 * share  # one SM alone (119.8 B/clk) vs its share under full load (27 B/clk)
+    cfg = KernelConfig.make("bank_conflict_free")
+    p = predict(dev, cfg, 4096, registers=120, clock_MHz=1980, figures="measured")
+    lat = dev.with_measured().latency
+    lv = {t.level: t.bytes for t in p.traffic}
+    tiles = p.waves.blocks * 4096 / cfg.bk
+    b = p.occupancy.blocks_per_sm
+    hit = 1 - lv["dram"] / lv["l2"]
+    mem_lat = hit * lat.l2_latency_cycles + (1 - hit) * lat.dram_latency_cycles
+    dram_bpc = dev.measured.dram_bandwidth_GBps * 1e9 / (1980e6 * dev.compute.sm_count)
+    t_dram = b * lv["dram"] / tiles / dram_bpc / p.littles_law[3].achievable_fraction
+    burst = b * lv["l2"] / tiles / port
+    assert burst > t_dram
+    assert p.exposed_latency_cycles == pytest.approx(mem_lat + burst + 2 * lat.smem_latency_cycles, rel=1e-9)
+    # the same device without the port figure falls back to the share: a longer exposed phase
+    no_port = dev.model_copy(update=dict(measured=dev.measured.model_copy(update=dict(l2_sm_port_bytes_per_clock=None))))
+    q = predict(no_port, cfg, 4096, registers=120, clock_MHz=1980, figures="measured")
+    assert q.exposed_latency_cycles > p.exposed_latency_cycles + 0.5 * burst
+
+
+def test_l1tex_pipe_carries_the_tile_loads_too():
+    """The smem term counts shared wavefronts plus the tile's global loads (tile bytes / 128 B per
+    block): one L1TEX data pipe serves both."""
+    from perfmodel.model.smem_banks import smem_counts
+
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("smem_tiled")  # 32x32x32: 8 KB tile, one block of 1024 threads, no conflicts to hide
+    p = predict(dev, cfg, 4096, registers=32, clock_MHz=1980)
+    _, lds_w, _, sts_w = smem_counts(cfg)
+    b = p.occupancy.blocks_per_sm
+    frac = p.littles_law[1].achievable_fraction
+    ldg_w = (cfg.bm + cfg.bn) * cfg.bk * 4 / 128
+    assert p.cycles_per_tile["smem"] == pytest.approx(b * (lds_w + sts_w + ldg_w) / (128 / 128) / frac)

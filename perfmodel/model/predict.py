@@ -146,6 +146,11 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     per_ffma = 8.0 + 8.0 * np.clip((local - 4 * acc_floats) / np.maximum(frag_bytes, 1), 0, 1)
     local_tile = np.where(arrays, per_ffma * ffma_t, local) * thr * (local > 0)
     local_in_l1 = local * thr * np.maximum(b, 1) <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
+    # one L1TEX data pipe (128 B/clk) serves shared, global and local accesses alike: the tile's
+    # global loads (tile bytes / 128 B per block, coalesced) and local traffic that stays in L1 add
+    # wavefronts to the shared-memory ones (for the one-element kernels l1_w already holds the loads)
+    ldg_w = np.where(uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
+    l1tex_w = smem_w + ldg_w + np.where(local_in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0)
 
     # latency exposed per k-tile: see terms.tile_cycles (lockstep blocks, burst transfer)
     sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
@@ -154,7 +159,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
 
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
-    kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=smem_w, l2_bytes_tile=l2_tile,
+    kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=l1tex_w, l2_bytes_tile=l2_tile,
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
               mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
               f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf,
