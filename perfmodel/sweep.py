@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
-from .catalogue import ParamProbe, get_kernel
+from .catalogue import KernelConfig, ParamProbe, get_kernel
+from .model import smem_banks
 from .model import predict_batch
 from .model.occupancy import LIMITERS
 from .model.terms import TERMS
@@ -43,6 +46,65 @@ def enumerate_configs(device, kernels=TILED):
     return valid, why, total
 
 
+def _source_hash(*paths) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()
+
+
+def _cache_file(kind: str, key: str) -> Path | None:
+    try:
+        from .measure.build import cache_dir
+
+        return cache_dir() / f"sweep-{kind}-{key[:24]}.json"
+    except OSError:  # unwritable home: no cache, same results
+        return None
+
+
+def _write_atomic(path: Path | None, data) -> None:
+    if path is None:
+        return
+    try:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def cached_enumeration(device, kernels=TILED):
+    """`enumerate_configs`, cached on disk (PERFMODEL_CACHE or ~/.cache/perfmodel). The key hashes
+    everything the result depends on: the device's figures, the kernel list, VALUES, the kernel
+    manifest and catalogue.py's checks; any change is a new entry, so a hit equals a recomputation."""
+    from . import catalogue
+    from .paths import data_dir
+
+    key = _source_hash(Path(catalogue.__file__), data_dir("kernels") / "manifest.toml")
+    key = _source_hash_text(key + device.model_dump_json() + json.dumps([list(kernels), VALUES]))
+    path = _cache_file("configs", key)
+    if path is not None and path.exists():
+        try:
+            d = json.loads(path.read_text())
+            configs = [KernelConfig.model_construct(**c) for c in d["valid"]]
+            return configs, Counter(d["why"]), d["total"]
+        except (ValueError, KeyError, TypeError):
+            pass  # damaged entry: recompute and rewrite
+    configs, why, total = enumerate_configs(device, kernels)
+    full = {k: None for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
+    _write_atomic(path, dict(valid=[{**full, "kernel": c.kernel, **{k: getattr(c, k) for k in full}} for c in configs],
+                             why=dict(why), total=total))
+    return configs, why, total
+
+
+def _source_hash_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def cmd_sweep(a) -> int:
     from .cli import _size
     from .devices import load_device
@@ -61,8 +123,10 @@ def cmd_sweep(a) -> int:
             raise UserError(f"sweep covers the tiled kernels ({', '.join(TILED)}); '{k}' has no tile parameters to sweep")
     M, N, K = _size(a)
     t0 = time.perf_counter()
-    configs, why, total = enumerate_configs(dev, kernels)
+    configs, why, total = cached_enumeration(dev, kernels)
+    smem_banks.load_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     bt = predict_batch(dev, configs, M, N, K, figures=figures)
+    smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     dt = time.perf_counter() - t0
     order = np.argsort(-bt.gflops)
     peak = dev.peak_fp32_GFLOPS()

@@ -122,3 +122,37 @@ def test_l1tex_pipe_carries_the_tile_loads_too():
     frac = p.littles_law[1].achievable_fraction
     ldg_w = (cfg.bm + cfg.bn) * cfg.bk * 4 / 128
     assert p.cycles_per_tile["smem"] == pytest.approx(b * (lds_w + sts_w + ldg_w) / (128 / 128) / frac)
+
+
+def test_sweep_cache_returns_what_a_fresh_enumeration_returns(tmp_path, monkeypatch):
+    from perfmodel.model import predict_batch, smem_banks
+    from perfmodel.sweep import cached_enumeration
+
+    monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
+    dev = load_device("v100")
+    kernels = ("tiled_2d_float4", "warp_tiled")
+    fresh = enumerate_configs(dev, kernels)
+    first = cached_enumeration(dev, kernels)
+    files = list(tmp_path.glob("sweep-configs-*.json"))
+    assert len(files) == 1
+    second = cached_enumeration(dev, kernels)  # from the file
+    assert first == fresh and second[0] == fresh[0] and second[1] == fresh[1] and second[2] == fresh[2]
+    # another device (other limits) is another entry
+    cached_enumeration(load_device("k620"), kernels)
+    assert len(list(tmp_path.glob("sweep-configs-*.json"))) == 2
+    # a damaged entry is recomputed, not trusted
+    files[0].write_text("{not json")
+    assert cached_enumeration(dev, kernels)[0] == fresh[0]
+    # shared-memory counts from the disk cache equal simulated ones
+    cfgs = fresh[0][:300]
+    path = tmp_path / "smem.json"
+    smem_banks.smem_counts.cache_clear()
+    want = smem_banks.smem_counts_many(cfgs)
+    smem_banks.save_disk_cache(path)
+    smem_banks.smem_counts.cache_clear()
+    smem_banks.load_disk_cache(path)
+    assert smem_banks.smem_counts_many(cfgs) == want
+    a = predict_batch(dev, cfgs, 2048, 2048, 2048)
+    smem_banks.smem_counts.cache_clear()
+    b = predict_batch(dev, cfgs, 2048, 2048, 2048)
+    assert (a.gflops == b.gflops).all()

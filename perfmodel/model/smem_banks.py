@@ -174,6 +174,14 @@ def smem_counts_many(configs) -> list[tuple[float, float, float, float]]:
     pattern relative to its lowest address: each distinct pattern is simulated once, all new ones in
     one vectorised batch per access width (what makes cold sweeps fast)."""
     todo = [c for c in dict.fromkeys(configs) if c not in _CACHE]
+    if _DISK and todo:
+        for c in todo:
+            hit = _DISK.get(c.label())
+            if hit is not None:
+                _CACHE[c] = hit
+        todo = [c for c in todo if c not in _CACHE]
+    if todo:
+        _DIRTY[0] = True
     uses = []
     new = {1: {}, 4: {}}
     for c in todo:
@@ -201,6 +209,52 @@ def smem_counts_many(configs) -> list[tuple[float, float, float, float]]:
     return [_CACHE[c] for c in configs]
 
 
+_DISK: dict = {}
+_DIRTY = [False]
+
+
+def code_hash() -> str:
+    """Hash of the code the counts depend on (this file's address maps, catalogue's derived sizes)."""
+    import hashlib
+    from pathlib import Path
+
+    from .. import catalogue
+
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update(Path(catalogue.__file__).read_bytes())
+    return h.hexdigest()
+
+
+def load_disk_cache(path) -> None:
+    """Counts saved by an earlier sweep (keyed by config label; the file name carries code_hash())."""
+    import json
+
+    if path is None or not path.exists():
+        return
+    try:
+        _DISK.update({k: tuple(v) for k, v in json.loads(path.read_text()).items()})
+    except (ValueError, TypeError, OSError):
+        pass
+
+
+def save_disk_cache(path) -> None:
+    """Persist every count known in this process (only if new ones were simulated)."""
+    import json
+    import os
+
+    if path is None or not _DIRTY[0]:
+        return
+    data = dict(_DISK)
+    data.update({c.label(): list(t) for c, t in _CACHE.items()})
+    try:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+        _DIRTY[0] = False
+    except OSError:
+        pass
+
+
 def smem_counts(cfg) -> tuple[float, float, float, float]:
     """`smem_counts_many` for one config."""
     return smem_counts_many([cfg])[0]
@@ -209,6 +263,7 @@ def smem_counts(cfg) -> tuple[float, float, float, float]:
 def _clear():
     _CACHE.clear()
     _PATTERNS.clear()
+    _DISK.clear()
 
 
 smem_counts.cache_clear = _clear  # benchmarks clear it to time the cold path
