@@ -81,6 +81,7 @@ class Measured(_Strict):
     ffma_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
+    issue_rate_by_loop_bytes: Optional[dict[str, PositiveFloat]] = None
     smem_bandwidth_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
@@ -140,6 +141,24 @@ class DeviceSpec(_Strict):
                if getattr(m, k) is not None}
         return self.model_copy(update=dict(memory=self.memory.model_copy(update=mem),
                                            latency=self.latency.model_copy(update=lat)))
+
+    def fetch_issue_factor(self, loop_code_bytes):
+        """Issue cycles per instruction relative to a loop that fits the instruction cache (>= 1).
+
+        1.0 without a calibration (datasheets do not give the instruction cache); from one, the
+        measured issue rate of a small FFMA loop over the rate at this loop's code size
+        (`issue_rate_by_loop_bytes`, interpolated, held beyond the measured range). A GEMM's
+        k-tile loop is fully unrolled, so its code is about its warp instructions per tile x 16 B."""
+        import numpy as np
+
+        code = np.asarray(loop_code_bytes, dtype=float)
+        m = self.measured
+        if m is None or not m.issue_rate_by_loop_bytes:
+            return np.ones_like(code)
+        pts = sorted((float(k), v) for k, v in m.issue_rate_by_loop_bytes.items())
+        xs = np.array([b for b, _ in pts])
+        ys = np.array([v for _, v in pts])
+        return np.maximum(1.0, ys[0] / np.interp(code, xs, ys))
 
     def figure_names(self) -> list[str]:
         """Dotted names of every figure in the file (what `sources` must cover)."""

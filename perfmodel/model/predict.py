@@ -169,6 +169,11 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
     c_of = (lambda w: calibrated.ffma_issue_factor(w)) if figures == "measured" else (lambda w: np.ones_like(w))
     c_ffma = c_of(resident * warps)
+    # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
+    # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
+    code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
+    c_fetch = calibrated.fetch_issue_factor(code_bytes) if figures == "measured" else np.ones(n)
+    kw["c_fetch"] = c_fetch
     cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps))
     cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps))
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
@@ -188,7 +193,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
-                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local)
+                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
+                 c_fetch=c_fetch)
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
 
