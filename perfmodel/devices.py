@@ -82,6 +82,7 @@ class Measured(_Strict):
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
     issue_rate_by_loop_bytes: Optional[dict[str, PositiveFloat]] = None
+    issue_rate_by_loop_bytes_4_warps: Optional[dict[str, PositiveFloat]] = None
     smem_bandwidth_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 

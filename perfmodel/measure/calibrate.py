@@ -142,8 +142,8 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     log("  tile load phase (cycles, one block per SM on all SMs): " + ", ".join(f"{b} B: {v:.0f}" for b, v in phase.items()))
 
     # instruction fetch: issue rate of a loop of n independent FFMAs (16 B of code each) by the loop's
-    # code size, two 256-thread blocks (16 warps) on every SM; flat while the loop fits the SM's
-    # instruction cache
+    # code size, one 512-thread block (16 warps) per SM on every SM; flat while the loop fits the
+    # SM's instruction cache (median over SMs of each block's own clock64 count)
     from concurrent.futures import ThreadPoolExecutor
 
     ic_src = Path(__file__).with_name("icache.cu").read_text()
@@ -151,18 +151,20 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     with ThreadPoolExecutor(max_workers=8) as pool:
         cubins = list(pool.map(lambda n: gpu.compiler.compile(ic_src, options=["-O3", f"-DBODY={n}"], arch=gpu.arch,
                                                               no_extern_c=True), sizes))
-    rates = {}
-    for n, cub in zip(sizes, cubins):
-        fn = drv.module_from_buffer(cub).get_function("icache_loop")
-        iters = max(8, (1 << 19) // n)
-        fn(out, cyc, np.int32(2), block=(256, 1, 1), grid=(sms * 2, 1))  # warm (loads the module)
-        fn(out, cyc, np.int32(iters), block=(256, 1, 1), grid=(sms * 2, 1))
-        gpu.sync()
-        cc = np.zeros(sms * 2, np.int64)
-        drv.memcpy_dtoh(cc, cyc)
-        rates[str(16 * n)] = 16 * n / (float(np.median(cc)) / iters)  # warp instructions per clock per SM
-    res["issue_rate_by_loop_bytes"] = rates
-    log("  issue rate by loop code size (warp instr/clk/SM): " + ", ".join(f"{int(b) // 1024} KB: {v:.2f}" for b, v in rates.items()))
+    for key, threads in (("issue_rate_by_loop_bytes", 512), ("issue_rate_by_loop_bytes_4_warps", 128)):
+        rates = {}
+        for n, cub in zip(sizes, cubins):
+            fn = drv.module_from_buffer(cub).get_function("icache_loop")
+            iters = max(8, (1 << 19) // n)
+            fn(out, cyc, np.int32(2), block=(threads, 1, 1), grid=(sms, 1))  # warm (loads the module)
+            fn(out, cyc, np.int32(iters), block=(threads, 1, 1), grid=(sms, 1))
+            gpu.sync()
+            cc = np.zeros(sms, np.int64)
+            drv.memcpy_dtoh(cc, cyc)
+            rates[str(16 * n)] = threads // 32 * n / (float(np.median(cc)) / iters)  # warp instructions per clock per SM
+        res[key] = rates
+        log(f"  issue rate by loop code size, {threads // 32} warps/SM (warp instr/clk/SM): "
+            + ", ".join(f"{int(b) // 1024} KB: {v:.2f}" for b, v in rates.items()))
 
     # DRAM bandwidth: 4 GiB read once; L2: 16 MiB read 200 times
     for key, nbytes, reps in (("dram_bandwidth_GBps", 4 << 30, 1), ("l2_bandwidth_GBps", 16 << 20, 200)):

@@ -1,6 +1,6 @@
 // Instruction-fetch microbenchmark for `perfmodel calibrate` (compiled once per -DBODY=N).
 // A loop whose body is N independent FFMAs (8 chains; N x 16 bytes of code). Every SM runs the
-// same loop with 16 resident warps; cycles per iteration give the issue rate (warp instructions
+// same loop with 16 resident warps (one 512-thread block); cycles per iteration give the issue rate (warp instructions
 // per clock per SM) as a function of the loop's code size: flat while the body fits the SM's
 // instruction cache, lower once every iteration refetches it.
 #ifndef BODY
