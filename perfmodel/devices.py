@@ -143,23 +143,29 @@ class DeviceSpec(_Strict):
         return self.model_copy(update=dict(memory=self.memory.model_copy(update=mem),
                                            latency=self.latency.model_copy(update=lat)))
 
-    def fetch_issue_factor(self, loop_code_bytes):
-        """Issue cycles per instruction relative to a loop that fits the instruction cache (>= 1).
-
-        1.0 without a calibration (datasheets do not give the instruction cache); from one, the
-        measured issue rate of a small FFMA loop over the rate at this loop's code size
-        (`issue_rate_by_loop_bytes`, interpolated, held beyond the measured range). A GEMM's
-        k-tile loop is fully unrolled, so its code is about its warp instructions per tile x 16 B."""
+    def fetch_rate(self, loop_code_bytes, warps_per_sm):
+        """Warp instructions per clock one SM can fetch and issue from a loop of this code size with
+        this many resident warps (inf without a calibration: datasheets do not give the instruction
+        caches). From `perfmodel calibrate`'s instruction-fetch microbenchmark at 4 and 16 warps/SM:
+        linear in code size (held beyond the measured range), then in log2(warps) (clamped)."""
         import numpy as np
 
         code = np.asarray(loop_code_bytes, dtype=float)
+        w = np.asarray(warps_per_sm, dtype=float)
         m = self.measured
         if m is None or not m.issue_rate_by_loop_bytes:
-            return np.ones_like(code)
-        pts = sorted((float(k), v) for k, v in m.issue_rate_by_loop_bytes.items())
-        xs = np.array([b for b, _ in pts])
-        ys = np.array([v for _, v in pts])
-        return np.maximum(1.0, ys[0] / np.interp(code, xs, ys))
+            return np.full(np.broadcast(code, w).shape, np.inf)
+
+        def curve(table):
+            pts = sorted((float(k), v) for k, v in table.items())
+            return np.interp(code, [b for b, _ in pts], [v for _, v in pts])
+
+        hi = curve(m.issue_rate_by_loop_bytes)
+        if not m.issue_rate_by_loop_bytes_4_warps:
+            return hi * np.ones_like(w)
+        lo = curve(m.issue_rate_by_loop_bytes_4_warps)
+        t = np.clip((np.log2(np.maximum(w, 1.0)) - 2.0) / 2.0, 0.0, 1.0)  # 4 warps -> 0, 16 -> 1
+        return lo + t * (hi - lo)
 
     def figure_names(self) -> list[str]:
         """Dotted names of every figure in the file (what `sources` must cover)."""

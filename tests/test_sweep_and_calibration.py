@@ -156,3 +156,27 @@ def test_sweep_cache_returns_what_a_fresh_enumeration_returns(tmp_path, monkeypa
     smem_banks.smem_counts.cache_clear()
     b = predict_batch(dev, cfgs, 2048, 2048, 2048)
     assert (a.gflops == b.gflops).all()
+
+
+def test_instruction_fetch_ceiling_from_the_calibration():
+    """calibrate measures the issue rate of an unrolled FFMA loop by its code size at 4 and 16 warps
+    per SM; the model interpolates it and never issues faster than that for a tile loop of that size."""
+    dev = _cal("calibration-20261122-111814-h100-sxm.toml")
+    t16 = {float(k): v for k, v in dev.measured.issue_rate_by_loop_bytes.items()}
+    t4 = {float(k): v for k, v in dev.measured.issue_rate_by_loop_bytes_4_warps.items()}
+    assert dev.fetch_rate(8192, 16) == pytest.approx(t16[8192])
+    assert dev.fetch_rate(8192, 4) == pytest.approx(t4[8192])
+    assert dev.fetch_rate(8192, 2) == pytest.approx(t4[8192])  # clamped to the measured warp range
+    assert dev.fetch_rate(8192, 8) == pytest.approx((t4[8192] + t16[8192]) / 2)  # halfway in log2(warps)
+    assert dev.fetch_rate(10**6, 16) == pytest.approx(t16[262144])  # held beyond the largest loop
+    # small loops issue at ~4 warp instructions per clock; past the instruction caches far less
+    assert dev.fetch_rate(8192, 4) > 3.5 and dev.fetch_rate(200_000, 4) < 1.0
+    assert load_device("h100-sxm").fetch_rate(200_000, 4) == float("inf")  # no calibration, no limit
+    no_fetch = dev.model_copy(update=dict(measured=dev.measured.model_copy(
+        update=dict(issue_rate_by_loop_bytes=None, issue_rate_by_loop_bytes_4_warps=None))))
+    big = KernelConfig.make("tiled_2d", bm=128, bn=32, bk=64, tm=8, tn=16)  # ~11k instructions per tile loop
+    small = KernelConfig.make("double_buffer")
+    kw = dict(registers=255, clock_MHz=1980, figures="measured")
+    assert predict(dev, big, 4096, **kw).gflops < 0.6 * predict(no_fetch, big, 4096, **kw).gflops
+    kw["registers"] = 128
+    assert predict(dev, small, 4096, **kw).gflops == pytest.approx(predict(no_fetch, small, 4096, **kw).gflops)

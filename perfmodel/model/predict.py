@@ -172,10 +172,10 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
     code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
-    c_fetch = calibrated.fetch_issue_factor(code_bytes) if figures == "measured" else np.ones(n)
-    kw["c_fetch"] = c_fetch
-    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps))
-    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps))
+    fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
+    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b))
+    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
+                                fetch_rate=fetch_of(np.maximum(tail, 1)))
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)
@@ -193,8 +193,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
-                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
-                 c_fetch=c_fetch)
+                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes)
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
 

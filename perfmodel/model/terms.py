@@ -76,13 +76,14 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_in_l1, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0, port_bpc=None, c_fetch=1.0):
+                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
     outer-product rate after calibration)   issue: b*(FFMA*c + other)/min(schedulers, resident warps)
-    x c_fetch (instruction fetch: >1 once the unrolled tile loop outgrows the instruction cache, from
-    the calibrated issue rate by loop code size; 1 from the datasheet)
+    and never faster than the SM can fetch the instructions: b*(FFMA + other)/fetch_rate, the rate
+    calibrate measures for a loop of the tile loop's code size at this many warps (matters only
+    once the unrolled loop outgrows the instruction caches; no limit from the datasheet)
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
     local: spill/local-array traffic through L1 or L2
     latency: resident blocks share the schedulers round-robin, which keeps them in lockstep: they
@@ -99,7 +100,7 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
     slots = np.minimum(sched, b * warps_block)
     t_fma = b * ffma_block * c_ffma / (lanes / 32.0) / f_fma
-    t_issue = b * (ffma_block * c_ffma + other_block) / slots * c_fetch
+    t_issue = np.maximum(b * (ffma_block * c_ffma + other_block) / slots, b * (ffma_block + other_block) / fetch_rate)
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
