@@ -37,12 +37,19 @@ def render(p: Prediction) -> str:
     L.append("Instruction issue (warp instructions per block per k-tile)")
     L.append("  " + "  ".join(f"{k.upper()} {v:,.0f}" for k, v in i.per_block_per_tile.items()))
     L.append(f"  FFMA share {i.ffma_share:.1%} -> issue ceiling {i.issue_ceiling_GFLOPS:,.0f} GFLOPS")
+    if i.loop_code_bytes:
+        fetch = (f"the SM fetches at most {i.fetch_rate_per_sm:.2f} warp instr/clk for it (calibrated)"
+                 if i.fetch_rate_per_sm else "no instruction-fetch limit known (datasheet figures)")
+        L.append(f"  unrolled k-tile loop ~{i.loop_code_bytes / 1024:,.1f} KB of code: {fetch}")
     L.append("Waves")
     L.append(f"  {w.blocks} blocks, {w.blocks_per_wave} per wave -> {w.waves:.2f} waves "
              f"({w.full_waves} full, tail of {w.tail_blocks_per_sm} block(s) per SM)")
     L.append("Cycles per k-tile at full residency (largest bounds)")
     L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
-    L.append(f"  (latency = issue + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides)")
+    via = (f"the tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk L2->SM port" if p.l2_port_bytes_per_clock
+           else "the tile burst at the SM's share of the L2 bandwidth")
+    L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: global latency, {via}, "
+             f"store and barrier)")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")

@@ -177,6 +177,10 @@ def test_instruction_fetch_ceiling_from_the_calibration():
     big = KernelConfig.make("tiled_2d", bm=128, bn=32, bk=64, tm=8, tn=16)  # ~11k instructions per tile loop
     small = KernelConfig.make("double_buffer")
     kw = dict(registers=255, clock_MHz=1980, figures="measured")
-    assert predict(dev, big, 4096, **kw).gflops < 0.6 * predict(no_fetch, big, 4096, **kw).gflops
+    pb = predict(dev, big, 4096, **kw)
+    assert pb.gflops < 0.6 * predict(no_fetch, big, 4096, **kw).gflops
+    assert pb.issue.loop_code_bytes > 100e3 and pb.issue.fetch_rate_per_sm < 2.0
+    assert pb.bound == "issue" and pb.reason.startswith("instruction fetch")
+    assert predict(no_fetch, big, 4096, **kw).issue.fetch_rate_per_sm is None
     kw["registers"] = 128
     assert predict(dev, small, 4096, **kw).gflops == pytest.approx(predict(no_fetch, small, 4096, **kw).gflops)

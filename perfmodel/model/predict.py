@@ -239,6 +239,8 @@ class Issue(_M):
     per_block_per_tile: dict[str, float]
     ffma_share: float
     issue_ceiling_GFLOPS: float
+    loop_code_bytes: float = 0.0  # the unrolled k-tile loop: one warp's instructions per tile x 16 B
+    fetch_rate_per_sm: Optional[float] = None  # calibrated warp instr/clk an SM can fetch for that loop (None: no limit known)
 
 
 class Waves(_M):
@@ -269,6 +271,7 @@ class Prediction(_M):
     waves: Waves
     cycles_per_tile: dict[str, float]
     exposed_latency_cycles: float
+    l2_port_bytes_per_clock: Optional[float] = None  # measured L2->SM port the tile burst arrives through
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -321,7 +324,14 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
     issue_ceiling = c.sm_count * c.warp_schedulers_per_sm * c.issue_per_scheduler_per_clock * share * 64 * clock * 1e-3
     b = int(bt.blocks_per_sm[0])
     bound = T.TERMS[int(bt.bound[0])] if b > 0 else "occupancy"
+    fetch = float(device.fetch_rate(x["code_bytes"], max(b, 1) * x["warps"])) if figures == "measured" else float("inf")
+    fetch = fetch if np.isfinite(fetch) else None
+    port = device.measured.l2_sm_port_bytes_per_clock if figures == "measured" and device.measured else None
     per_wave = int(x["per_wave"])
+    reason = REASONS.get(bound, "no block fits on an SM")
+    if bound == "issue" and fetch and b * float(x["issue"]) / fetch >= 0.999 * float(bt.cycles[T.TERMS.index("issue"), 0]):
+        reason = (f"instruction fetch: the unrolled k-tile loop (~{x['code_bytes'] / 1024:.0f} KB) outgrows the instruction "
+                  f"caches; the SM fetches {fetch:.2f} warp instructions per clock for it")
     return Prediction(
         device=device.name, kernel=config.kernel, config=config.params(), M=int(M), N=int(N), K=int(K),
         sm_clock_MHz=clock, peak_GFLOPS=peak,
@@ -337,10 +347,12 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * x["warps"]), occupancy_pct=float(bt.occupancy[0] * 100),
                             limiter=LIMITERS[int(bt.limiter[0])]),
         traffic=levels, littles_law=lrows,
-        issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=issue_ceiling),
+        issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=issue_ceiling,
+                    loop_code_bytes=float(x["code_bytes"]), fetch_rate_per_sm=fetch),
         waves=Waves(blocks=int(x["blocks"]), blocks_per_wave=per_wave, full_waves=int(x["full_waves"]),
                     tail_blocks_per_sm=int(x["tail"]), waves=float(x["blocks"] / max(per_wave, 1))),
         cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},
         exposed_latency_cycles=float(x["exposed"]),
+        l2_port_bytes_per_clock=port,
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
-        bound=bound, reason=REASONS.get(bound, "no block fits on an SM"))
+        bound=bound, reason=reason)
