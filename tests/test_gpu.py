@@ -84,3 +84,36 @@ def test_devices_detect_cli_names_the_shipped_file(capsys):
     assert main(["devices", "detect"]) == 0
     out = capsys.readouterr().out
     assert "->" in out and ("h100-sxm" in out or "h200" in out or ".toml" in out)
+
+
+def test_calibrate_figures_are_physical(gpu, device):
+    """Every microbenchmark lands where physics allows: nothing above the datasheet peak or the
+    schedulers' issue limit, the port above the SM's share, big loops no faster than small ones."""
+    from perfmodel.measure.calibrate import run_microbenchmarks
+
+    res = run_microbenchmarks(gpu, log=lambda *a: None)
+    clock = res["sm_clock_MHz"] or device.compute.sm_clock_boost_MHz
+    peak = device.peak_fp32_GFLOPS(clock)
+    assert 0.8 * peak < res["fp32_GFLOPS"] <= 1.01 * peak
+    assert res["ffma_outer_GFLOPS"] <= res["fp32_GFLOPS"] * 1.01
+    share = res["l2_bandwidth_GBps"] * 1e9 / (clock * 1e6 * device.compute.sm_count)
+    assert share < res["l2_sm_port_bytes_per_clock"] <= 256  # one SM alone beats its share; 256 B/clk is 2x the L1 width
+    sched = device.compute.warp_schedulers_per_sm * device.compute.issue_per_scheduler_per_clock
+    for key in ("issue_rate_by_loop_bytes", "issue_rate_by_loop_bytes_4_warps"):
+        rates = [v for _, v in sorted((int(k), v) for k, v in res[key].items())]
+        assert max(rates) <= sched * 1.01 and min(rates) > 0
+        assert rates[-1] <= rates[0] * 1.02  # a 256 KB loop never issues faster than an 8 KB one
+    phase = [v for _, v in sorted((int(k), v) for k, v in res["tile_load_cycles_by_bytes"].items())]
+    assert phase == sorted(phase) and phase[0] > res["l2_latency_cycles"]
+
+
+def test_sweep_measure_reports_the_rank(tmp_path, monkeypatch, capsys):
+    from perfmodel.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--device", "h100-sxm", "--kernel", "double_buffer", "--size", "512", "--measure", "2",
+                 "--sample", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "measured best:" in out and "model rank" in out
+    runs = list((tmp_path / "results").glob("*-tune/raw.json"))
+    assert len(runs) == 1
