@@ -119,8 +119,8 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     drv.memset_d32(buf, 0, region // 4)
     phase = {}
     for f4 in (1, 2, 4, 8):
-        f["tile_phase"](buf, np.int32(f4), np.int32(20), np.uint32(1), cyc, out, block=(256, 1, 1), grid=(sms, 1))  # warm
-        f["tile_phase"](buf, np.int32(f4), np.int32(400), np.uint32(region // 16), cyc, out, block=(256, 1, 1), grid=(sms, 1))
+        f["tile_phase"](buf, np.int32(f4), np.int32(20), np.uint32(region // 16 - 1), cyc, out, block=(256, 1, 1), grid=(sms, 1))  # warm
+        f["tile_phase"](buf, np.int32(f4), np.int32(400), np.uint32(region // 16 - 1), cyc, out, block=(256, 1, 1), grid=(sms, 1))
         gpu.sync()
         cc = np.zeros(sms, np.int64)
         drv.memcpy_dtoh(cc, cyc)

@@ -119,9 +119,11 @@ __global__ void read_bandwidth(const float4* __restrict__ p, size_t n4, int repe
 }
 
 // Load phase of a tile under full load: every block (256 threads) loads f4 float4 per thread from an
-// L2-resident region (L1 bypassed), stores them to shared memory and meets at a barrier; thread 0
-// reports the cycles per phase. Launched on every SM at once, like the blocks of a GEMM.
-__global__ void tile_phase(const float4* __restrict__ src, int f4, int iters, unsigned region_f4, long long* cycles,
+// L2-resident, power-of-two region (L1 bypassed), stores them to shared memory and meets at a barrier;
+// thread 0 reports the cycles per phase. Launched on every SM at once, like the blocks of a GEMM.
+// Addresses are masked, not reduced with a runtime modulo: the modulo's ~20 instructions per load
+// doubled the phase (1,290 vs 635 cycles for 4 KB; benchmarks/load_phase_scaling.py).
+__global__ void tile_phase(const float4* __restrict__ src, int f4, int iters, unsigned mask_f4, long long* cycles,
                            float* out) {
     __shared__ float4 s[2048];
     const int tid = threadIdx.x, nt = blockDim.x;
@@ -129,11 +131,11 @@ __global__ void tile_phase(const float4* __restrict__ src, int f4, int iters, un
     __syncthreads();
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
-        const unsigned base = ((blockIdx.x * 977u + it * 131u) * (unsigned)(nt * f4)) % region_f4;
+        const unsigned base = (blockIdx.x * 8191u + (unsigned)it * 131071u) * (unsigned)(nt * 8);
         float4 v[8];
 #pragma unroll
         for (int r = 0; r < 8; ++r)
-            if (r < f4) v[r] = __ldcg(&src[(base + r * nt + tid) % region_f4]);
+            if (r < f4) v[r] = __ldcg(&src[(base + r * nt + tid) & mask_f4]);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
             if (r < f4) s[r * nt + tid] = v[r];
