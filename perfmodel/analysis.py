@@ -67,6 +67,21 @@ def _prefetch(run: Run, m, cfg) -> tuple:
     return None, "source intent (run predates SASS records)"
 
 
+def _local_tile(run: Run, m, cfg) -> float | None:
+    """Local bytes per thread per k-tile of a point with a local frame: recorded from the binary that
+    ran; else from the SASS of today's sources if the run used the same sources; else None (estimate)."""
+    if not m.spill_bytes:
+        return None
+    if m.local_tile_bytes is not None:
+        return m.local_tile_bytes
+    from .measure.sass import local_bytes_per_tile
+    from .measure.validate import sources_sha256
+
+    if run.environment.kernel_sources_sha256 == sources_sha256():
+        return local_bytes_per_tile(sass_facts(cfg, run.environment.compute_capability), cfg)
+    return None
+
+
 def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 
@@ -91,7 +106,8 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
             p = predict(dev, cfg, m.M, m.N, m.K, registers=m.registers,
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
-                        local_bytes=m.spill_bytes or 0, figures=figures, prefetch=pf, prefetch_source=pf_src)
+                        local_bytes=m.spill_bytes or 0, figures=figures, prefetch=pf, prefetch_source=pf_src,
+                        local_tile_bytes=_local_tile(run, m, cfg))
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)

@@ -55,3 +55,43 @@ def test_launch_bounds_cap_replaces_impossible_occupancy():
     p = predict(dev, cfg, 4096)
     assert p.resources.registers_per_thread == 64 and p.occupancy.blocks_per_sm == 1
     assert 0 < p.gflops < predict(dev, KernelConfig.make("tiled_2d"), 4096).gflops
+
+
+LOOP = """
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/                   LDL.128 R4, [R1+0x10] ;
+""" + "        /*0020*/                   FFMA R0, R1, R2, R0 ;\n" * 16 + """
+        /*0030*/                   STL.64 [R1+0x20], R6 ;
+        /*0040*/                   LDL R8, [R1+0x30] ;
+        /*0050*/              @P0 BRA `(.L_x_1) ;
+.L_x_2:
+""" + "        /*0060*/                   FFMA R0, R1, R2, R0 ;\n" * 4 + """
+        /*0070*/                   BRA `(.L_x_2) ;
+        /*0080*/                   EXIT ;
+"""
+
+
+def test_main_loop_and_its_local_bytes_on_a_listing():
+    loop = sass.main_loop(LOOP)
+    # the loop with the most FFMAs (16, not the 4 of the second one); 16 + 4 B loaded, 8 B stored
+    assert loop == dict(loop_ffma=16, loop_instructions=20, loop_local_bytes=16 + 8 + 4)
+    cfg = KernelConfig.unchecked("tiled_2d", bm=16, bn=16, bk=4, tm=2, tn=2)  # 2*2*4 = 16 FFMAs per thread per tile
+    assert sass.local_bytes_per_tile(loop, cfg) == 28
+    cfg2 = KernelConfig.unchecked("tiled_2d", bm=16, bn=16, bk=4, tm=1, tn=2)  # 8 per tile: the loop holds two tiles
+    assert sass.local_bytes_per_tile(loop, cfg2) == 14
+    assert sass.local_bytes_per_tile(None, cfg) is None
+
+
+@needs_sass
+def test_spilling_config_local_traffic_from_its_sass():
+    """tiled_2d 128x32x64, 8x16 on sm_90: one warp per block, 255 registers and a spilled frame; its
+    k-tile loop (8,192 FFMAs, one tile) reloads ~2 KB of the frame per thread per tile, stores none."""
+    cfg = KernelConfig.make("tiled_2d", bm=128, bn=32, bk=64, tm=8, tn=16)
+    facts = sass.sass_facts(cfg, "9.0")
+    assert facts["loop_ffma"] == 8 * 16 * 64
+    per_tile = sass.local_bytes_per_tile(facts, cfg)
+    assert 1000 < per_tile < 4000
+    # a config without spills moves no local bytes in its loop
+    ok = sass.sass_facts(KernelConfig.make("double_buffer"), "9.0")
+    assert ok["loop_local_bytes"] == 0 and ok["loop_ffma"] == 8 * 8 * 8

@@ -141,3 +141,21 @@ def test_property_not_slower_with_more_bandwidth_or_clock(dev, idx, S, f):
     assert predict(_scaled(d, "memory", "l2_bandwidth_GBps", f), cfg, S).gflops >= base * (1 - 1e-9)
     clock = d.compute.sm_clock_boost_MHz
     assert predict(d, cfg, S, clock_MHz=clock * f).gflops >= base * (1 - 1e-9)
+
+
+def test_local_frames_live_in_l1_or_share_the_l2_with_dram():
+    """Local traffic at the L1 rate while the resident frames fit beside shared memory; otherwise the
+    L2 holds L2 bytes / (all SMs' frames) of it and DRAM the rest, each at the SM's bandwidth share."""
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("warp_tiled", bm=256, bn=256, bk=16, tm=4, tn=8, wm=32, wn=64, wn_iter=2)  # 1024 threads
+    small = predict(dev, cfg, 4096, registers=64, local_bytes=16, local_tile_bytes=100.0, clock_MHz=1980)
+    big = predict(dev, cfg, 4096, registers=64, local_bytes=712, local_tile_bytes=3620.0, clock_MHz=1980)
+    b = small.occupancy.blocks_per_sm
+    assert b == big.occupancy.blocks_per_sm == 1
+    # 16 B x 1024 threads fit in L1 beside 33 KB of shared memory: 100 B x 1024 threads at 128 B/clk
+    assert small.cycles_per_tile["local"] == pytest.approx(b * 100 * 1024 / 128)
+    # 712 B x 1024 threads x 132 SMs = 96 MB of frames, 50 MB of L2: ~52 % in L2, the rest in DRAM
+    share = dev.memory.l2_bytes / (712 * 1024 * 132)
+    l2 = dev.memory.l2_bandwidth_GBps * 1e9 / 1980e6 / 132
+    dram = dev.memory.dram_bandwidth_GBps * 1e9 / 1980e6 / 132
+    assert big.cycles_per_tile["local"] == pytest.approx(b * 3620 * 1024 * (share / l2 + (1 - share) / dram))

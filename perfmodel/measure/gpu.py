@@ -195,11 +195,13 @@ def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str,
             run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
             extra = dict(registers=fn.num_regs, spill_bytes=int(fn.local_size_bytes), smem_bytes=int(fn.shared_size_bytes),
                          driver_blocks_per_sm=gpu.driver_blocks_per_sm(cfg, cubin))
-            if cfg.spec.buffers == 2:
-                from .sass import facts_of_cubin
+            from .sass import facts_of_cubin, local_bytes_per_tile
 
-                facts = facts_of_cubin(cubin)
+            facts = facts_of_cubin(cubin) if cfg.spec.uses_smem else None
+            if cfg.spec.buffers == 2:
                 extra["prefetch_fraction"] = None if facts is None else facts["prefetch_fraction"]
+            if extra["spill_bytes"]:
+                extra["local_tile_bytes"] = local_bytes_per_tile(facts, cfg)
         prob.poison()
         run()
         gpu.sync()

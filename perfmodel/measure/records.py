@@ -55,6 +55,7 @@ class Measurement(_M):
     smem_bytes: Optional[int] = None
     driver_blocks_per_sm: Optional[int] = None
     prefetch_fraction: Optional[float] = None  # from the SASS of the binary that ran (absent in early runs)
+    local_tile_bytes: Optional[float] = None  # local loads + stores per thread per k-tile in that SASS (absent in early runs)
     timing: Optional[Timing] = None
     gflops_median: Optional[float] = None
     error: Optional[str] = None

@@ -71,6 +71,45 @@ def prefetch_fraction(opcodes: list[str]) -> float:
     return sum(1 for i in ffma if i > ldg[-1]) / len(ffma)
 
 
+def parse(sass: str) -> list[tuple]:
+    """('L', label) and ('I', opcode, branch target or None) in listing order."""
+    seq = []
+    for line in sass.splitlines():
+        t = line.strip()
+        m = re.match(r"^(\.L_x_\d+):", t)
+        if m:
+            seq.append(("L", m.group(1)))
+            continue
+        m = re.match(r"/\*[0-9a-f]+\*/\s*(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)(.*)", t)
+        if m:
+            tgt = re.search(r"`\((\.L_x_\d+)\)", m.group(3))
+            seq.append(("I", m.group(2), tgt.group(1) if tgt else None))
+    return seq
+
+
+def main_loop(sass: str) -> Optional[dict]:
+    """The k-tile loop: the backward branch whose body holds the most FFMAs. Returns its FFMA and
+    instruction counts and the local-memory bytes one thread moves per pass (LDL + STL, by width)."""
+    seq = parse(sass)
+    pos = {x[1]: i for i, x in enumerate(seq) if x[0] == "L"}
+    best = None
+    for i, x in enumerate(seq):
+        if x[0] == "I" and x[1].startswith("BRA") and x[2] in pos and pos[x[2]] < i:
+            body = [y[1] for y in seq[pos[x[2]]:i + 1] if y[0] == "I"]
+            ffma = sum(o.startswith("FFMA") for o in body)
+            if best is None or ffma > best[0]:
+                best = (ffma, body)
+    if best is None:
+        return None
+
+    def width(op: str) -> int:
+        return 16 if ".128" in op else 8 if ".64" in op else 4
+
+    ffma, body = best
+    return dict(loop_ffma=ffma, loop_instructions=len(body),
+                loop_local_bytes=sum(width(o) for o in body if o.startswith(("LDL", "STL"))))
+
+
 def prefetch_effective(opcodes: list[str]) -> bool:
     """True if at least a quarter of the compute phase follows the next tile's loads."""
     return prefetch_fraction(opcodes) >= 0.25
@@ -90,7 +129,17 @@ def facts_of_cubin(cubin: bytes) -> Optional[dict]:
     if r.returncode != 0:
         return None
     opc = ops(r.stdout)
-    return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc))
+    return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc), **(main_loop(r.stdout) or {}))
+
+
+def local_bytes_per_tile(facts: Optional[dict], cfg: KernelConfig) -> Optional[float]:
+    """Local-memory bytes one thread moves per k-tile in the binary (its main loop's LDL + STL), or
+    None when unknown. A loop body that holds several tiles (nvcc unrolled the tile loop) is divided."""
+    if not facts or "loop_local_bytes" not in facts or not facts.get("loop_ffma"):
+        return None
+    per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
+    tiles = max(1, round(facts["loop_ffma"] / per_tile))
+    return facts["loop_local_bytes"] / tiles
 
 
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
@@ -98,7 +147,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     when nvcc/nvdisasm are missing or cannot target the architecture. Cached on disk."""
     if not available() or build.arch_of(compute_capability) < build.MIN_ARCH:
         return None
-    key = build.cache_key(cfg, compute_capability) + "-sass2"
+    key = build.cache_key(cfg, compute_capability) + "-sass3"
     cached = build.cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -110,6 +159,6 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     end = opc.index("EXIT") if "EXIT" in opc else len(opc)
     facts = dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc), arch=f"sm_{build.arch_of(compute_capability)}",
                  ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
-                 lds=sum(o.startswith("LDS") for o in opc[:end]))
+                 lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(r.stdout) or {}))
     cached.write_text(json.dumps(facts))
     return facts

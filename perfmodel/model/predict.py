@@ -63,11 +63,13 @@ class PredictionBatch:
 
 
 def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None, local_bytes=None,
-                  figures: str = "datasheet", prefetch=None) -> PredictionBatch:
+                  figures: str = "datasheet", prefetch=None, local_tile_bytes=None) -> PredictionBatch:
     """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
     estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate);
     prefetch: per config, the share of a double-buffered binary's compute phase issued after the next
-    tile's loads (measure.sass: 1 = loads first, 0 = sunk below the FFMAs; None: 1, as the source intends)."""
+    tile's loads (measure.sass: 1 = loads first, 0 = sunk below the FFMAs; None: 1, as the source intends);
+    local_tile_bytes: per config, local loads + stores per thread per k-tile read off the binary's main
+    loop (measure.sass; NaN or None: estimated from the frame size)."""
     if figures not in ("datasheet", "measured"):
         raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
     calibrated = device
@@ -145,7 +147,16 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     arrays = (local > 0) & (regs < acc_floats + 16)  # no room for accumulators plus fragments
     per_ffma = 8.0 + 8.0 * np.clip((local - 4 * acc_floats) / np.maximum(frag_bytes, 1), 0, 1)
     local_tile = np.where(arrays, per_ffma * ffma_t, local) * thr * (local > 0)
-    local_in_l1 = local * thr * np.maximum(b, 1) <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
+    if local_tile_bytes is not None:
+        lt = np.broadcast_to(np.asarray(local_tile_bytes, dtype=float), (n,))
+        local_tile = np.where(np.isfinite(lt) & (local > 0), lt * thr, local_tile)
+    # where the frames live: L1 while the resident frames fit beside shared memory (level 1); else
+    # the L2 holds the share L2 bytes / (every SM's frames) of them and DRAM the rest (level = that
+    # L2 share: 0..1 exclusive of the L1 case, encoded as -(1 - share) .. 0 for the terms)
+    frames = local * thr * np.maximum(b, 1)
+    local_in_l1 = frames <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
+    l2_share = np.clip(mem.l2_bytes / np.maximum(frames * sms, 1.0), 0.0, 1.0)
+    local_level = np.where(local_in_l1, 1.0, -(1.0 - l2_share))
     # one L1TEX data pipe (128 B/clk) serves shared, global and local accesses alike: the tile's
     # global loads (tile bytes / 128 B per block, coalesced) and local traffic that stays in L1 add
     # wavefronts to the shared-memory ones (for the one-element kernels l1_w already holds the loads)
@@ -160,7 +171,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
 
     rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
     kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=l1tex_w, l2_bytes_tile=l2_tile,
-              dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_in_l1=local_in_l1, warps_block=warps,
+              dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_level=local_level, warps_block=warps,
               mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
               f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf,
               port_bpc=(calibrated.measured.l2_sm_port_bytes_per_clock if figures == "measured" else None))
@@ -282,7 +293,8 @@ class Prediction(_M):
 def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
             registers: Optional[int] = None, registers_source: Optional[str] = None,
             clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet",
-            prefetch: Optional[float] = None, prefetch_source: str = "source") -> Prediction:
+            prefetch: Optional[float] = None, prefetch_source: str = "source",
+            local_tile_bytes: Optional[float] = None) -> Prediction:
     """Predict one configuration. N and K default to M (square)."""
     N = M if N is None else N
     K = M if K is None else K
@@ -294,7 +306,8 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         raise UserError(f"registers={registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
     src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
     bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz,
-                       local_bytes=[local_bytes], figures=figures, prefetch=None if prefetch is None else [prefetch])
+                       local_bytes=[local_bytes], figures=figures, prefetch=None if prefetch is None else [prefetch],
+                       local_tile_bytes=None if local_tile_bytes is None else [local_tile_bytes])
     if figures == "measured":
         device = device.with_measured()
     x = {k: (v[0] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in bt.extra.items() if not isinstance(v, dict)}

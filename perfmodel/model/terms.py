@@ -75,7 +75,7 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
-                local_in_l1, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
+                local_level, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
                 f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
@@ -85,7 +85,9 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     calibrate measures for a loop of the tile loop's code size at this many warps (matters only
     once the unrolled loop outgrows the instruction caches; no limit from the datasheet)
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
-    local: spill/local-array traffic through L1 or L2
+    local: spill/local-array traffic where the frames live: L1 (local_level = 1) at the L1 rate;
+    otherwise the L2 holds L2 bytes / all SMs' frames of them, DRAM the rest (local_level = minus
+    the DRAM share), each at the SM's share of its bandwidth
     latency: resident blocks share the schedulers round-robin, which keeps them in lockstep: they
     all request their next tile at once, so a block without prefetch waits the load latency plus
     the transfer of the SM's whole burst after its compute phase max(issue, smem); with double
@@ -104,7 +106,9 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
-    t_local = b * local_bytes_tile / np.where(local_in_l1, smem_bpc, l2_bpc_sm)
+    miss = np.clip(-np.asarray(local_level, float), 0.0, 1.0)  # share of the frames only DRAM holds
+    t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc,
+                       b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm))
     compute = np.maximum(t_issue, t_smem)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
     load_phase = mem_latency + np.maximum(burst, t_dram)
