@@ -197,7 +197,7 @@ def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str,
                          driver_blocks_per_sm=gpu.driver_blocks_per_sm(cfg, cubin))
             from .sass import facts_of_cubin, local_bytes_per_tile
 
-            facts = facts_of_cubin(cubin) if cfg.spec.uses_smem else None
+            facts = facts_of_cubin(cubin) if cfg.spec.buffers == 2 or extra["spill_bytes"] else None
             if cfg.spec.buffers == 2:
                 extra["prefetch_fraction"] = None if facts is None else facts["prefetch_fraction"]
             if extra["spill_bytes"]:
