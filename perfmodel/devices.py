@@ -83,6 +83,7 @@ class Measured(_Strict):
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
     issue_rate_by_loop_bytes: Optional[dict[str, PositiveFloat]] = None
     issue_rate_by_loop_bytes_4_warps: Optional[dict[str, PositiveFloat]] = None
+    issue_rate_by_loop_bytes_by_warps: Optional[dict[str, dict[str, PositiveFloat]]] = None
     smem_bandwidth_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
@@ -146,26 +147,39 @@ class DeviceSpec(_Strict):
     def fetch_rate(self, loop_code_bytes, warps_per_sm):
         """Warp instructions per clock one SM can fetch and issue from a loop of this code size with
         this many resident warps (inf without a calibration: datasheets do not give the instruction
-        caches). From `perfmodel calibrate`'s instruction-fetch microbenchmark at 4 and 16 warps/SM:
-        linear in code size (held beyond the measured range), then in log2(warps) (clamped)."""
+        caches). From `perfmodel calibrate`'s instruction-fetch microbenchmark (1-32 warps per SM;
+        files from before it measured 4 and 16 only): linear in code size (held beyond the measured
+        range), then linear in log2(warps) between the measured warp counts (clamped)."""
         import numpy as np
 
         code = np.asarray(loop_code_bytes, dtype=float)
         w = np.asarray(warps_per_sm, dtype=float)
         m = self.measured
-        if m is None or not m.issue_rate_by_loop_bytes:
+        tables = None
+        if m is not None and m.issue_rate_by_loop_bytes_by_warps:
+            tables = {float(k): t for k, t in m.issue_rate_by_loop_bytes_by_warps.items()}
+        elif m is not None and m.issue_rate_by_loop_bytes:
+            tables = {16.0: m.issue_rate_by_loop_bytes}
+            if m.issue_rate_by_loop_bytes_4_warps:
+                tables[4.0] = m.issue_rate_by_loop_bytes_4_warps
+        if not tables:
             return np.full(np.broadcast(code, w).shape, np.inf)
 
         def curve(table):
             pts = sorted((float(k), v) for k, v in table.items())
             return np.interp(code, [b for b, _ in pts], [v for _, v in pts])
 
-        hi = curve(m.issue_rate_by_loop_bytes)
-        if not m.issue_rate_by_loop_bytes_4_warps:
-            return hi * np.ones_like(w)
-        lo = curve(m.issue_rate_by_loop_bytes_4_warps)
-        t = np.clip((np.log2(np.maximum(w, 1.0)) - 2.0) / 2.0, 0.0, 1.0)  # 4 warps -> 0, 16 -> 1
-        return lo + t * (hi - lo)
+        ws = sorted(tables)
+        curves = np.stack([np.broadcast_to(curve(tables[k]), np.broadcast(code, w).shape) for k in ws])
+        x = np.clip(np.log2(np.maximum(w, 1.0)), np.log2(ws[0]), np.log2(ws[-1]))
+        xs = np.log2(ws)
+        hi = np.clip(np.searchsorted(xs, x, side="left"), 1, len(ws) - 1) if len(ws) > 1 else np.zeros_like(x, dtype=int)
+        if len(ws) == 1:
+            return curves[0]
+        lo = hi - 1
+        t = (x - xs[lo]) / (xs[hi] - xs[lo])
+        pick = lambda idx: np.take_along_axis(curves, np.broadcast_to(idx, curves.shape[1:])[None], axis=0)[0]  # noqa: E731
+        return pick(lo) + t * (pick(hi) - pick(lo))
 
     def figure_names(self) -> list[str]:
         """Dotted names of every figure in the file (what `sources` must cover)."""

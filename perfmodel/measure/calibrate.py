@@ -142,8 +142,8 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     log("  tile load phase (cycles, one block per SM on all SMs): " + ", ".join(f"{b} B: {v:.0f}" for b, v in phase.items()))
 
     # instruction fetch: issue rate of a loop of n independent FFMAs (16 B of code each) by the loop's
-    # code size, one 512-thread block (16 warps) per SM on every SM; flat while the loop fits the
-    # SM's instruction cache (median over SMs of each block's own clock64 count)
+    # code size, one block of 1-32 warps per SM on every SM; flat while the loop fits the SM's
+    # instruction caches (median over SMs of each block's own clock64 count)
     from concurrent.futures import ThreadPoolExecutor
 
     ic_src = Path(__file__).with_name("icache.cu").read_text()
@@ -151,20 +151,22 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     with ThreadPoolExecutor(max_workers=8) as pool:
         cubins = list(pool.map(lambda n: gpu.compiler.compile(ic_src, options=["-O3", f"-DBODY={n}"], arch=gpu.arch,
                                                               no_extern_c=True), sizes))
-    for key, threads in (("issue_rate_by_loop_bytes", 512), ("issue_rate_by_loop_bytes_4_warps", 128)):
+    by_warps = {}
+    for warps in (1, 2, 4, 8, 16, 32):
         rates = {}
         for n, cub in zip(sizes, cubins):
             fn = drv.module_from_buffer(cub).get_function("icache_loop")
             iters = max(8, (1 << 19) // n)
-            fn(out, cyc, np.int32(2), block=(threads, 1, 1), grid=(sms, 1))  # warm (loads the module)
-            fn(out, cyc, np.int32(iters), block=(threads, 1, 1), grid=(sms, 1))
+            fn(out, cyc, np.int32(2), block=(32 * warps, 1, 1), grid=(sms, 1))  # warm (loads the module)
+            fn(out, cyc, np.int32(iters), block=(32 * warps, 1, 1), grid=(sms, 1))
             gpu.sync()
             cc = np.zeros(sms, np.int64)
             drv.memcpy_dtoh(cc, cyc)
-            rates[str(16 * n)] = threads // 32 * n / (float(np.median(cc)) / iters)  # warp instructions per clock per SM
-        res[key] = rates
-        log(f"  issue rate by loop code size, {threads // 32} warps/SM (warp instr/clk/SM): "
+            rates[str(16 * n)] = warps * n / (float(np.median(cc)) / iters)  # warp instructions per clock per SM
+        by_warps[str(warps)] = rates
+        log(f"  issue rate by loop code size, {warps} warps/SM (warp instr/clk/SM): "
             + ", ".join(f"{int(b) // 1024} KB: {v:.2f}" for b, v in rates.items()))
+    res["issue_rate_by_loop_bytes_by_warps"] = by_warps
 
     # DRAM bandwidth: 4 GiB read once; L2: 16 MiB read 200 times
     for key, nbytes, reps in (("dram_bandwidth_GBps", 4 << 30, 1), ("l2_bandwidth_GBps", 16 << 20, 200)):
@@ -186,7 +188,10 @@ def measured_toml(device_name: str, gpu_name: str, res: dict) -> str:
     lines = ["", "# Figures measured by perfmodel calibrate (microbenchmarks in perfmodel/measure/microbench.cu).",
              "[measured]", f'gpu = "{gpu_name}"', f'date = "{date}"']
     for k, v in res.items():
-        if isinstance(v, dict):
+        if isinstance(v, dict) and v and isinstance(next(iter(v.values())), dict):  # a table of tables
+            lines.append(f"{k} = {{ " + ", ".join(f'"{w}" = {{ ' + ", ".join(f'"{c}" = {float(x):.6g}' for c, x in t.items())
+                                                   + " }" for w, t in v.items()) + " }")
+        elif isinstance(v, dict):
             lines.append(f"{k} = {{ " + ", ".join(f'"{w}" = {float(x):.6g}' for w, x in v.items()) + " }")
         elif v is not None:
             lines.append(f"{k} = {float(v):.6g}")
