@@ -158,6 +158,22 @@ def test_sweep_cache_returns_what_a_fresh_enumeration_returns(tmp_path, monkeypa
     assert (a.gflops == b.gflops).all()
 
 
+def test_fetch_rate_by_warps_table():
+    """The newer calibration measures 1-32 warps per SM; the model interpolates in log2(warps)."""
+    dev = _cal("calibration-20261122-114343-h100-sxm.toml")
+    t = {int(w): {int(b): v for b, v in tab.items()} for w, tab in dev.measured.issue_rate_by_loop_bytes_by_warps.items()}
+    assert sorted(t) == [1, 2, 4, 8, 16, 32]
+    for w in t:
+        assert dev.fetch_rate(65536, w) == pytest.approx(t[w][65536])
+    import math
+
+    frac = math.log2(12) - 3  # 12 warps lie 0.585 of the way from 8 to 16 in log2
+    assert dev.fetch_rate(65536, 12) == pytest.approx(t[8][65536] + frac * (t[16][65536] - t[8][65536]))
+    assert dev.fetch_rate(65536, 64) == pytest.approx(t[32][65536])  # clamped
+    # one warp alone: ~1 instruction per clock from a small loop, far less once the loop outgrows the caches
+    assert 0.8 < t[1][8192] <= 1.01 and t[1][262144] < 0.3
+
+
 def test_instruction_fetch_ceiling_from_the_calibration():
     """calibrate measures the issue rate of an unrolled FFMA loop by its code size at 4 and 16 warps
     per SM; the model interpolates it and never issues faster than that for a tile loop of that size."""
