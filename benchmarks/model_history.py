@@ -21,7 +21,9 @@ COMMITS = [  # versions before 342bfc2 cannot read today's device files (new fie
     ("cc16332", "+ 128-bit shared loads per quarter-warp unless lane pairs share addresses (ncu: all 7 within 1 %)"),
     ("2d64990", "+ an SM's tile burst through its measured L2->SM port (119.8 B/clk), not its 1/132 share"),
     ("43b01cb", "+ one L1TEX pipe for shared, global-load and in-L1 local wavefronts"),
-    ("06342c3", "+ instruction-fetch ceiling by tile-loop code size (calibrated)"),
+    ("06342c3", "+ instruction-fetch ceiling by tile-loop code size (calibrated at 4 and 16 warps/SM)"),
+    ("5eb8dd0", "+ local traffic from the binary's loop (SASS) where the frames live (L1, or L2 share + DRAM)"),
+    ("f8dc72c", "+ fetch rates interpolated over 1-32 measured warps/SM"),
     ("HEAD", "current"),
 ]
 PROBE = r'''
