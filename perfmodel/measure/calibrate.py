@@ -28,7 +28,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     src = (Path(__file__).with_name("microbench.cu")).read_text()
     mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
-                                            "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port")}
+                                            "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -73,6 +73,14 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         tb = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps[str(4 * n)] = sms * n * 128 * iters_o * 64 * 2 / tb * 1e-9
     res["ffma_outer_GFLOPS_by_warps_per_sm"] = by_warps
+    # the same outer product fed by four LDS.128 per k step from shared memory, as in a tiled GEMM
+    by_warps_smem = {}
+    for n in (1, 2, 4, 6, 8):
+        tb = timed(lambda: f["ffma_outer_smem"](out, np.int32(iters_o // 8), block=(128, 1, 1), grid=(sms * n, 1)))
+        by_warps_smem[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
+    res["smem_outer_GFLOPS_by_warps_per_sm"] = by_warps_smem
+    log("  8x8 outer product fed from shared memory, by resident warps/SM: "
+        + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_smem.items()))
     log("  8x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps.items()))
     log(f"  FP32: independent chains {res['fp32_GFLOPS']:,.0f} GFLOPS, 8x8 outer product {res['ffma_outer_GFLOPS']:,.0f} GFLOPS, "
         f"SM clock {res['sm_clock_MHz']} MHz")

@@ -46,6 +46,47 @@ __global__ void ffma_outer(float* out, int iters) {
     if (s == 12345.0f) out[0] = s;
 }
 
+// The SGEMM inner loop fed from shared memory: per k step each thread reads its 8 A and 8 B values
+// as four conflict-free LDS.128 (the quadrant layout of bank_conflict_free: A broadcast along a row,
+// B 16 consecutive bytes per lane) and accumulates the 8x8 outer product; a barrier every 8 k steps
+// (one k-tile) keeps the loads in the loop. 128-thread blocks (16 x 8 threads); no global traffic.
+__global__ void ffma_outer_smem(float* out, int iters) {
+    __shared__ __align__(16) float As[8][128];
+    __shared__ __align__(16) float Bs[8][128];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    for (int i = tid; i < 8 * 128; i += blockDim.x) {
+        (&As[0][0])[i] = 1.0f + i * 1e-7f;
+        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    }
+    float acc[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float x[8], y[8];
+            *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
+            *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k][tx * 4];
+            *(float4*)&y[4] = *(const float4*)&Bs[k][64 + tx * 4];
+#pragma unroll
+            for (int m = 0; m < 8; ++m)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+        }
+        __syncthreads();
+    }
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // Dependent FFMA latency: one chain, clock64 around it (one thread).
 __global__ void ffma_latency(float* out, long long* cycles, int iters) {
     float a = threadIdx.x + 1.0f;
