@@ -111,13 +111,17 @@ class DeviceSpec(_Strict):
         clk = self.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
         return self.compute.sm_count * self.compute.fp32_lanes_per_sm * 2 * clk * 1e-3
 
-    def ffma_issue_factor(self, warps_per_sm=None):
+    def ffma_issue_factor(self, warps_per_sm=None, smem_fed=None):
         """Issue cycles per FFMA in a GEMM inner loop relative to the datasheet (>= 1).
 
         1.0 from the datasheet; from a calibration, peak / measured 8x8 outer-product FFMA rate
         (register-bank and operand-collector limits the datasheet does not state). When the
         calibration measured that rate at several resident-warp counts, it is interpolated in
-        log2(warps per SM) and clamped to the measured range (vectorised over warps_per_sm)."""
+        log2(warps per SM) and clamped to the measured range (vectorised over warps_per_sm).
+        smem_fed (per config, optional): for kernels whose fragments come from shared memory, the
+        rate of the same outer product fed by four LDS.128 per k step is used instead, less the
+        issue slots of those four loads (the issue term counts LDS itself): with few warps the
+        loads' latency shows, which the FFMA-only loop cannot."""
         import numpy as np
 
         m = self.measured
@@ -127,11 +131,17 @@ class DeviceSpec(_Strict):
         if warps_per_sm is None or not m.ffma_outer_GFLOPS_by_warps_per_sm:
             c = max(1.0, peak / m.ffma_outer_GFLOPS)
             return c if warps_per_sm is None else np.full_like(np.asarray(warps_per_sm, dtype=float), c)
-        pts = sorted((float(k), v) for k, v in m.ffma_outer_GFLOPS_by_warps_per_sm.items())
-        xs = np.log2([w for w, _ in pts])
-        ys = np.array([peak / v for _, v in pts])
         w = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
-        return np.maximum(1.0, np.interp(w, xs, ys))
+
+        def factor(table, minus=0.0):
+            pts = sorted((float(k), v) for k, v in table.items())
+            return np.interp(w, np.log2([x for x, _ in pts]), [peak / v - minus for _, v in pts])
+
+        c = factor(m.ffma_outer_GFLOPS_by_warps_per_sm)
+        if smem_fed is not None and m.smem_outer_GFLOPS_by_warps_per_sm:
+            lds_per_ffma = 4.0 / 64.0  # the microbenchmark's four LDS.128 per 64 FFMAs of a k step
+            c = np.where(np.asarray(smem_fed, dtype=bool), factor(m.smem_outer_GFLOPS_by_warps_per_sm, lds_per_ffma), c)
+        return np.maximum(1.0, c)
 
     def with_measured(self) -> "DeviceSpec":
         """A copy whose figures are replaced by the [measured] ones where calibration has them."""

@@ -200,3 +200,24 @@ def test_instruction_fetch_ceiling_from_the_calibration():
     assert predict(no_fetch, big, 4096, **kw).issue.fetch_rate_per_sm is None
     kw["registers"] = 128
     assert predict(dev, small, 4096, **kw).gflops == pytest.approx(predict(no_fetch, small, 4096, **kw).gflops)
+
+
+def test_smem_fed_outer_product_sets_the_ffma_rate_of_tiled_kernels():
+    """Kernels whose fragments come from shared memory take the FFMA rate of the outer product fed by
+    four LDS.128 per k step (less those four issue slots, which the issue term counts); the others keep
+    the FFMA-only rate. With 4 warps per SM the loads' latency shows: the factor is far higher."""
+    dev = _cal("calibration-20261122-115141-h100-sxm.toml")
+    m = dev.measured
+    peak = dev.peak_fp32_GFLOPS(m.sm_clock_MHz)
+    for w in (4, 32):
+        fed = float(dev.ffma_issue_factor([w], smem_fed=[True])[0])
+        plain = float(dev.ffma_issue_factor([w], smem_fed=[False])[0])
+        assert fed == pytest.approx(peak / m.smem_outer_GFLOPS_by_warps_per_sm[str(w)] - 4 / 64)
+        assert plain == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm[str(w)])
+    assert float(dev.ffma_issue_factor([4], smem_fed=[True])[0]) > 1.15 * float(dev.ffma_issue_factor([4], smem_fed=[False])[0])
+    kw = dict(clock_MHz=1980, figures="measured")
+    p = predict(dev, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
+    fed8 = float(dev.ffma_issue_factor([p.occupancy.warps_per_sm], smem_fed=[True])[0])
+    assert p.ffma_issue_cycles == pytest.approx(fed8)
+    q = predict(dev, KernelConfig.make("coalesced"), 4096, registers=32, **kw)  # no shared memory
+    assert q.ffma_issue_cycles == pytest.approx(float(dev.ffma_issue_factor([q.occupancy.warps_per_sm])[0]))

@@ -178,7 +178,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     safe_b = np.maximum(b, 1)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
-    c_of = (lambda w: calibrated.ffma_issue_factor(w)) if figures == "measured" else (lambda w: np.ones_like(w))
+    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=uses_smem > 0)) if figures == "measured" else (lambda w: np.ones_like(w))
     c_ffma = c_of(resident * warps)
     # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
