@@ -24,6 +24,7 @@ COMMITS = [  # versions before 342bfc2 cannot read today's device files (new fie
     ("06342c3", "+ instruction-fetch ceiling by tile-loop code size (calibrated at 4 and 16 warps/SM)"),
     ("5eb8dd0", "+ local traffic from the binary's loop (SASS) where the frames live (L1, or L2 share + DRAM)"),
     ("f8dc72c", "+ fetch rates interpolated over 1-32 measured warps/SM"),
+    ("3ff9791", "+ FFMA rate of the shared-memory-fed outer product for tiled kernels"),
     ("HEAD", "current"),
 ]
 PROBE = r'''
