@@ -96,12 +96,14 @@ def test_calibrate_figures_are_physical(gpu, device):
     peak = device.peak_fp32_GFLOPS(clock)
     assert 0.8 * peak < res["fp32_GFLOPS"] <= 1.01 * peak
     assert res["ffma_outer_GFLOPS"] <= res["fp32_GFLOPS"] * 1.01
+    for w, v in res["smem_outer_GFLOPS_by_warps_per_sm"].items():  # loads only take issue slots away
+        assert 0.5 * res["ffma_outer_GFLOPS_by_warps_per_sm"][w] < v <= 1.02 * res["ffma_outer_GFLOPS_by_warps_per_sm"][w]
     share = res["l2_bandwidth_GBps"] * 1e9 / (clock * 1e6 * device.compute.sm_count)
     assert share < res["l2_sm_port_bytes_per_clock"] <= 256  # one SM alone beats its share; 256 B/clk is 2x the L1 width
     sched = device.compute.warp_schedulers_per_sm * device.compute.issue_per_scheduler_per_clock
-    for key in ("issue_rate_by_loop_bytes", "issue_rate_by_loop_bytes_4_warps"):
-        rates = [v for _, v in sorted((int(k), v) for k, v in res[key].items())]
-        assert max(rates) <= sched * 1.01 and min(rates) > 0
+    for warps, table in res["issue_rate_by_loop_bytes_by_warps"].items():
+        rates = [v for _, v in sorted((int(k), v) for k, v in table.items())]
+        assert max(rates) <= min(sched, int(warps)) * 1.01 and min(rates) > 0  # a warp issues at most 1/clk
         assert rates[-1] <= rates[0] * 1.02  # a 256 KB loop never issues faster than an 8 KB one
     phase = [v for _, v in sorted((int(k), v) for k, v in res["tile_load_cycles_by_bytes"].items())]
     assert phase == sorted(phase) and phase[0] > res["l2_latency_cycles"]
