@@ -22,6 +22,8 @@ def render(p: Prediction) -> str:
     L.append(f"  threads/block {r.threads_per_block} ({r.warps_per_block} warps), registers/thread {r.registers_per_thread} "
              f"[{r.registers_source}], shared memory/block {r.smem_per_block_bytes} B")
     L.append(f"  prefetch of the next tile: {p.prefetch}")
+    if r.local_traffic:
+        L.append(f"  local memory: {r.local_frame_bytes} B frame per thread; {r.local_traffic}")
     L.append("Occupancy")
     L.append(f"  {o.blocks_per_sm} blocks/SM = {o.warps_per_sm} warps = {o.occupancy_pct:.1f} %  (limited by {o.limiter})")
     L.append("Traffic and arithmetic intensity")

@@ -204,9 +204,20 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
-                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes)
+                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
+                 local_tile=local_tile, local_level=local_level)
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
+
+
+def _local_text(x: dict, from_sass) -> Optional[str]:
+    if not x["local"]:
+        return None
+    per_thread = float(x["local_tile"]) / max(float(x["threads"]), 1.0)
+    lvl = float(x["local_level"])
+    where = "in L1" if lvl > 0 else f"{1 + lvl:.0%} in L2, the rest in DRAM" if lvl < 0 else "in L2"
+    src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
+    return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
 
 
 # ---- the typed single prediction ---------------------------------------------------------
@@ -220,6 +231,8 @@ class Resources(_M):
     registers_per_thread: int
     registers_source: str
     smem_per_block_bytes: int
+    local_frame_bytes: int = 0  # per thread (compiler's spill / local frame)
+    local_traffic: Optional[str] = None  # bytes per thread per k-tile, where they live, and where the figure comes from
 
 
 class Occupancy(_M):
@@ -356,7 +369,8 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
                    "no: the compiler sank the next tile's loads below the FFMAs") + f" [{prefetch_source}]"),
         resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
                             registers_per_thread=int(x["regs"]), registers_source=src,
-                            smem_per_block_bytes=config.smem_bytes),
+                            smem_per_block_bytes=config.smem_bytes, local_frame_bytes=int(x["local"]),
+                            local_traffic=_local_text(x, local_tile_bytes)),
         occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * x["warps"]), occupancy_pct=float(bt.occupancy[0] * 100),
                             limiter=LIMITERS[int(bt.limiter[0])]),
         traffic=levels, littles_law=lrows,
