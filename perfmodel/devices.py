@@ -80,6 +80,7 @@ class Measured(_Strict):
     ffma_outer_GFLOPS: Optional[PositiveFloat] = None
     ffma_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
+    smem_outer_GFLOPS_by_spread: Optional[dict[str, dict[str, PositiveFloat]]] = None
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
     issue_rate_by_loop_bytes: Optional[dict[str, PositiveFloat]] = None

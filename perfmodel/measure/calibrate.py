@@ -28,7 +28,8 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     src = (Path(__file__).with_name("microbench.cu")).read_text()
     mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
-                                            "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem")}
+                                            "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem",
+                                            "ffma_outer_smem_sb")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -79,6 +80,19 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         tb = timed(lambda: f["ffma_outer_smem"](out, np.int32(iters_o // 8), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps_smem[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
     res["smem_outer_GFLOPS_by_warps_per_sm"] = by_warps_smem
+    # and with the B reads spread 1, 2, 4 x 16 B apart: 12, 20, 36 shared wavefronts per warp per k step
+    # against the same 64 FFMAs (the shared-memory pipe from half busy to the bottleneck)
+    by_spread = {}
+    for sb in (1, 2, 4):
+        row = {}
+        for n in (1, 2, 4, 8):
+            tb = timed(lambda: f["ffma_outer_smem_sb"](out, np.int32(iters_o // 8), np.int32(sb), block=(128, 1, 1),
+                                                       grid=(sms * n, 1)))
+            row[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
+        by_spread[str(sb)] = row
+    res["smem_outer_GFLOPS_by_spread"] = by_spread
+    log("  outer product fed from shared memory, B reads spread 1/2/4 x 16 B, by warps/SM: " + "; ".join(
+        f"{sb}: " + ", ".join(f"{w}: {v:,.0f}" for w, v in row.items()) for sb, row in by_spread.items()))
     log("  8x8 outer product fed from shared memory, by resident warps/SM: "
         + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_smem.items()))
     log("  8x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps.items()))

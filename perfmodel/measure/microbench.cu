@@ -87,6 +87,46 @@ __global__ void ffma_outer_smem(float* out, int iters) {
     if (s == 12345.0f) out[0] = s;
 }
 
+// The same shared-memory-fed outer product with the B reads spread `sb` x 16 bytes apart (sb = 1:
+// conflict-free, 2: two wavefronts per quarter-warp, 4: four), so the shared-memory pipe goes from
+// about half busy to the bottleneck while the FFMA stream stays the same: how the issue and shared-
+// memory pipes overlap when both are nearly full, at each warp count.
+__global__ void ffma_outer_smem_sb(float* out, int iters, int sb) {
+    __shared__ __align__(16) float As[8][128];
+    __shared__ __align__(16) float Bs[8][512];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    for (int i = tid; i < 8 * 128; i += blockDim.x) (&As[0][0])[i] = 1.0f + i * 1e-7f;
+    for (int i = tid; i < 8 * 512; i += blockDim.x) (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    const int b0 = (tx * 4 * sb) & 511, b1 = (tx * 4 * sb + 256) & 511;
+    float acc[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float x[8], y[8];
+            *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
+            *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k][b0];
+            *(float4*)&y[4] = *(const float4*)&Bs[k][b1];
+#pragma unroll
+            for (int m = 0; m < 8; ++m)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+        }
+        __syncthreads();
+    }
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // Dependent FFMA latency: one chain, clock64 around it (one thread).
 __global__ void ffma_latency(float* out, long long* cycles, int iters) {
     float a = threadIdx.x + 1.0f;
