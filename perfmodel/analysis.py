@@ -51,6 +51,16 @@ def run_device_for(run_dir: str | Path, figures: str = "auto", calibration: str 
     return attach_calibration(dev, cal), "measured"
 
 
+def _same_source_facts(run: Run, cfg) -> dict | None:
+    """SASS facts of today's build of cfg, if the run was made with today's kernel sources (then they
+    stand for the binary that ran); else None."""
+    from .measure.validate import sources_sha256
+
+    if run.environment.kernel_sources_sha256 != sources_sha256():
+        return None
+    return sass_facts(cfg, run.environment.compute_capability)
+
+
 def _prefetch(run: Run, m, cfg) -> tuple:
     """Prefetch share for a double-buffered point: recorded from the binary that ran; else from the
     SASS of today's sources if the run used the same sources; else as the source intends."""
@@ -58,12 +68,9 @@ def _prefetch(run: Run, m, cfg) -> tuple:
         return None, "source"
     if m.prefetch_fraction is not None:
         return m.prefetch_fraction, "SASS of the binary that ran"
-    from .measure.validate import sources_sha256
-
-    if run.environment.kernel_sources_sha256 == sources_sha256():
-        facts = sass_facts(cfg, run.environment.compute_capability)
-        if facts is not None:
-            return facts["prefetch_fraction"], f"SASS {facts['arch']} (same sources)"
+    facts = _same_source_facts(run, cfg)
+    if facts is not None:
+        return facts["prefetch_fraction"], f"SASS {facts['arch']} (same sources)"
     return None, "source intent (run predates SASS records)"
 
 
@@ -75,11 +82,8 @@ def _local_tile(run: Run, m, cfg) -> float | None:
     if m.local_tile_bytes is not None:
         return m.local_tile_bytes
     from .measure.sass import local_bytes_per_tile
-    from .measure.validate import sources_sha256
 
-    if run.environment.kernel_sources_sha256 == sources_sha256():
-        return local_bytes_per_tile(sass_facts(cfg, run.environment.compute_capability), cfg)
-    return None
+    return local_bytes_per_tile(_same_source_facts(run, cfg), cfg)
 
 
 def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:

@@ -181,17 +181,16 @@ class DeviceSpec(_Strict):
             pts = sorted((float(k), v) for k, v in table.items())
             return np.interp(code, [b for b, _ in pts], [v for _, v in pts])
 
+        shape = np.broadcast(code, w).shape
         ws = sorted(tables)
-        curves = np.stack([np.broadcast_to(curve(tables[k]), np.broadcast(code, w).shape) for k in ws])
-        x = np.clip(np.log2(np.maximum(w, 1.0)), np.log2(ws[0]), np.log2(ws[-1]))
         xs = np.log2(ws)
-        hi = np.clip(np.searchsorted(xs, x, side="left"), 1, len(ws) - 1) if len(ws) > 1 else np.zeros_like(x, dtype=int)
-        if len(ws) == 1:
-            return curves[0]
-        lo = hi - 1
-        t = (x - xs[lo]) / (xs[hi] - xs[lo])
-        pick = lambda idx: np.take_along_axis(curves, np.broadcast_to(idx, curves.shape[1:])[None], axis=0)[0]  # noqa: E731
-        return pick(lo) + t * (pick(hi) - pick(lo))
+        curves = [np.broadcast_to(curve(tables[k]), shape) for k in ws]
+        x = np.broadcast_to(np.clip(np.log2(np.maximum(w, 1.0)), xs[0], xs[-1]), shape)
+        out = curves[0]
+        for k in range(len(ws) - 1):  # the segment of measured warp counts that holds x
+            f = (x - xs[k]) / (xs[k + 1] - xs[k])
+            out = np.where(x >= xs[k], curves[k] + f * (curves[k + 1] - curves[k]), out)
+        return out
 
     def figure_names(self) -> list[str]:
         """Dotted names of every figure in the file (what `sources` must cover)."""

@@ -1,4 +1,5 @@
-"""Where the shipped data (devices/, kernels/) lives: the source tree or the installed wheel."""
+"""Where the shipped data (devices/, kernels/) lives: the source tree or the installed wheel; and the
+one way cache files are written."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,3 +17,20 @@ def data_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     return _PKG.parent / name
+
+
+def write_json_atomic(path: Path | None, data) -> bool:
+    """Write data as JSON through a temporary file and a rename, so a reader never sees half a file.
+    Cache files only: a failure (no path, unwritable folder) is not an error; returns whether it wrote."""
+    import json
+    import os
+
+    if path is None:
+        return False
+    try:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+        return True
+    except OSError:
+        return False

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -16,6 +15,7 @@ from .model import smem_banks
 from .model import predict_batch
 from .model.occupancy import LIMITERS
 from .model.terms import TERMS
+from .paths import write_json_atomic
 
 TILED = ("smem_tiled", "tiled_1d", "tiled_2d", "tiled_2d_float4", "bank_conflict_free", "double_buffer", "warp_tiled")
 VALUES = {
@@ -46,12 +46,13 @@ def enumerate_configs(device, kernels=TILED):
     return valid, why, total
 
 
-def _source_hash(*paths) -> str:
+def _digest(paths, text: str = "") -> str:
     import hashlib
 
     h = hashlib.sha256()
     for p in paths:
         h.update(Path(p).read_bytes())
+    h.update(text.encode())
     return h.hexdigest()
 
 
@@ -64,17 +65,6 @@ def _cache_file(kind: str, key: str) -> Path | None:
         return None
 
 
-def _write_atomic(path: Path | None, data) -> None:
-    if path is None:
-        return
-    try:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(path)
-    except OSError:
-        pass
-
-
 def cached_enumeration(device, kernels=TILED):
     """`enumerate_configs`, cached on disk (PERFMODEL_CACHE or ~/.cache/perfmodel). The key hashes
     everything the result depends on: the device's figures, the kernel list, VALUES, the kernel
@@ -82,8 +72,8 @@ def cached_enumeration(device, kernels=TILED):
     from . import catalogue
     from .paths import data_dir
 
-    key = _source_hash(Path(catalogue.__file__), data_dir("kernels") / "manifest.toml")
-    key = _source_hash_text(key + device.model_dump_json() + json.dumps([list(kernels), VALUES]))
+    key = _digest([catalogue.__file__, data_dir("kernels") / "manifest.toml"],
+                  device.model_dump_json() + json.dumps([list(kernels), VALUES]))
     path = _cache_file("configs", key)
     if path is not None and path.exists():
         try:
@@ -94,15 +84,9 @@ def cached_enumeration(device, kernels=TILED):
             pass  # damaged entry: recompute and rewrite
     configs, why, total = enumerate_configs(device, kernels)
     full = {k: None for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
-    _write_atomic(path, dict(valid=[{**full, "kernel": c.kernel, **{k: getattr(c, k) for k in full}} for c in configs],
-                             why=dict(why), total=total))
+    write_json_atomic(path, dict(valid=[{**full, "kernel": c.kernel, **{k: getattr(c, k) for k in full}} for c in configs],
+                                 why=dict(why), total=total))
     return configs, why, total
-
-
-def _source_hash_text(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def cmd_sweep(a) -> int:

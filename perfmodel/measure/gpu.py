@@ -179,6 +179,28 @@ class Problem:
         return ok, err, kind if ok else f"{kind}: relative Frobenius error {err:.2e} >= {REL_TOL:.0e}"
 
 
+def compile_all(gpu: Gpu, cfgs: dict) -> dict:
+    """{label: cubin or None} for {label: KernelConfig}, eight nvcc compiles at a time, with progress;
+    a failed compile is reported and left None (measuring that config reports it again)."""
+    import sys
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    t0 = time.time()
+    cubins = {}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futs = {lab: pool.submit(gpu.cubin, c) for lab, c in cfgs.items()}
+        for i, (lab, f) in enumerate(futs.items(), 1):
+            try:
+                cubins[lab] = f.result()
+            except Exception as exc:
+                cubins[lab] = None
+                print(f"\n  compile failed: {lab}: {str(exc)[:200]}", file=sys.stderr)
+            print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
+    print()
+    return cubins
+
+
 def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str, sampler=None,
                   warmup_ms: float = 25.0, rep_ms: float = 100.0, cubin: bytes | None = None) -> Measurement:
     """Compile (cfg) or take cuBLAS (cfg None), run once poisoned and verify, then time."""

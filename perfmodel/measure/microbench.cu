@@ -47,17 +47,11 @@ __global__ void ffma_outer(float* out, int iters) {
 }
 
 // The SGEMM inner loop fed from shared memory: per k step each thread reads its 8 A and 8 B values
-// as four conflict-free LDS.128 (the quadrant layout of bank_conflict_free: A broadcast along a row,
-// B 16 consecutive bytes per lane) and accumulates the 8x8 outer product; a barrier every 8 k steps
-// (one k-tile) keeps the loads in the loop. 128-thread blocks (16 x 8 threads); no global traffic.
-__global__ void ffma_outer_smem(float* out, int iters) {
-    __shared__ __align__(16) float As[8][128];
-    __shared__ __align__(16) float Bs[8][128];
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    for (int i = tid; i < 8 * 128; i += blockDim.x) {
-        (&As[0][0])[i] = 1.0f + i * 1e-7f;
-        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
-    }
+// as four LDS.128 (A as in bank_conflict_free's quadrant layout, broadcast along a row; B at row offsets
+// b0 and b1 of a row `bw` floats wide) and accumulates the 8x8 outer product; a barrier every 8 k steps
+// (one k-tile) keeps the loads in the loop. No global traffic. Shared by the two kernels below.
+__device__ __forceinline__ void smem_outer_loop(const float (*As)[128], const float* Bs, int bw, int b0, int b1, int ty,
+                                                int iters, float* out) {
     float acc[8][8];
 #pragma unroll
     for (int m = 0; m < 8; ++m)
@@ -70,8 +64,8 @@ __global__ void ffma_outer_smem(float* out, int iters) {
             float x[8], y[8];
             *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
             *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
-            *(float4*)&y[0] = *(const float4*)&Bs[k][tx * 4];
-            *(float4*)&y[4] = *(const float4*)&Bs[k][64 + tx * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k * bw + b0];
+            *(float4*)&y[4] = *(const float4*)&Bs[k * bw + b1];
 #pragma unroll
             for (int m = 0; m < 8; ++m)
 #pragma unroll
@@ -87,44 +81,29 @@ __global__ void ffma_outer_smem(float* out, int iters) {
     if (s == 12345.0f) out[0] = s;
 }
 
-// The same shared-memory-fed outer product with the B reads spread `sb` x 16 bytes apart (sb = 1:
-// conflict-free, 2: two wavefronts per quarter-warp, 4: four), so the shared-memory pipe goes from
-// about half busy to the bottleneck while the FFMA stream stays the same: how the issue and shared-
-// memory pipes overlap when both are nearly full, at each warp count.
+// Conflict-free B (16 consecutive bytes per lane, quadrant layout), 128-thread blocks (16 x 8 threads).
+__global__ void ffma_outer_smem(float* out, int iters) {
+    __shared__ __align__(16) float As[8][128];
+    __shared__ __align__(16) float Bs[8][128];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    for (int i = tid; i < 8 * 128; i += blockDim.x) {
+        (&As[0][0])[i] = 1.0f + i * 1e-7f;
+        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    }
+    smem_outer_loop(As, &Bs[0][0], 128, tx * 4, 64 + tx * 4, ty, iters, out);
+}
+
+// The same with the B reads spread `sb` x 16 bytes apart (sb = 1: conflict-free, 2: two wavefronts per
+// quarter-warp, 4: four), so the shared-memory pipe goes from about half busy to the bottleneck while
+// the FFMA stream stays the same: how the issue and shared-memory pipes overlap when both are nearly
+// full, at each warp count.
 __global__ void ffma_outer_smem_sb(float* out, int iters, int sb) {
     __shared__ __align__(16) float As[8][128];
     __shared__ __align__(16) float Bs[8][512];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     for (int i = tid; i < 8 * 128; i += blockDim.x) (&As[0][0])[i] = 1.0f + i * 1e-7f;
     for (int i = tid; i < 8 * 512; i += blockDim.x) (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
-    const int b0 = (tx * 4 * sb) & 511, b1 = (tx * 4 * sb + 256) & 511;
-    float acc[8][8];
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
-    __syncthreads();
-    for (int it = 0; it < iters; ++it) {
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            float x[8], y[8];
-            *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
-            *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
-            *(float4*)&y[0] = *(const float4*)&Bs[k][b0];
-            *(float4*)&y[4] = *(const float4*)&Bs[k][b1];
-#pragma unroll
-            for (int m = 0; m < 8; ++m)
-#pragma unroll
-                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
-        }
-        __syncthreads();
-    }
-    float s = 0;
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s += acc[m][n];
-    if (s == 12345.0f) out[0] = s;
+    smem_outer_loop(As, &Bs[0][0], 512, (tx * 4 * sb) & 511, (tx * 4 * sb + 256) & 511, ty, iters, out);
 }
 
 // Dependent FFMA latency: one chain, clock64 around it (one thread).

@@ -44,14 +44,26 @@ def available() -> bool:
     return build.find_nvcc() is not None and find_nvdisasm() is not None
 
 
-def ops(sass: str) -> list[str]:
-    """Opcode sequence of the first kernel in an nvdisasm listing (predicates dropped)."""
-    out = []
+def parse(sass: str) -> list[tuple]:
+    """An nvdisasm listing in order: ('L', label) for each branch label, ('I', opcode, branch target
+    or None) for each instruction (predicates dropped)."""
+    seq = []
     for line in sass.splitlines():
-        m = re.match(r"\s*(?:/\*[0-9a-f]+\*/)?\s*(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", line)
-        if m and not line.strip().startswith((".", "//")):
-            out.append(m.group(2))
-    return out
+        t = line.strip()
+        m = re.match(r"^(\.L_x_\d+):", t)
+        if m:
+            seq.append(("L", m.group(1)))
+            continue
+        m = re.match(r"(?:/\*[0-9a-f]+\*/)?\s*(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)(.*)", t)
+        if m and not t.startswith((".", "//")):
+            tgt = re.search(r"`\((\.L_x_\d+)\)", m.group(3))
+            seq.append(("I", m.group(2), tgt.group(1) if tgt else None))
+    return seq
+
+
+def ops(sass: str) -> list[str]:
+    """Opcode sequence of an nvdisasm listing (predicates dropped)."""
+    return [x[1] for x in parse(sass) if x[0] == "I"]
 
 
 def prefetch_fraction(opcodes: list[str]) -> float:
@@ -69,22 +81,6 @@ def prefetch_fraction(opcodes: list[str]) -> float:
     if len(ffma) < BIG_FFMA_BLOCK or not ldg:
         return 0.0
     return sum(1 for i in ffma if i > ldg[-1]) / len(ffma)
-
-
-def parse(sass: str) -> list[tuple]:
-    """('L', label) and ('I', opcode, branch target or None) in listing order."""
-    seq = []
-    for line in sass.splitlines():
-        t = line.strip()
-        m = re.match(r"^(\.L_x_\d+):", t)
-        if m:
-            seq.append(("L", m.group(1)))
-            continue
-        m = re.match(r"/\*[0-9a-f]+\*/\s*(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)(.*)", t)
-        if m:
-            tgt = re.search(r"`\((\.L_x_\d+)\)", m.group(3))
-            seq.append(("I", m.group(2), tgt.group(1) if tgt else None))
-    return seq
 
 
 def main_loop(sass: str) -> Optional[dict]:
@@ -128,8 +124,17 @@ def facts_of_cubin(cubin: bytes) -> Optional[dict]:
         r = subprocess.run([exe, f.name], capture_output=True, text=True)
     if r.returncode != 0:
         return None
-    opc = ops(r.stdout)
-    return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc), **(main_loop(r.stdout) or {}))
+    return listing_facts(r.stdout)
+
+
+def listing_facts(sass: str) -> dict:
+    """Prefetch share, FFMA/LDG/LDS counts of the interior path (before the first EXIT) and the
+    main loop's facts (main_loop) of one listing."""
+    opc = ops(sass)
+    end = opc.index("EXIT") if "EXIT" in opc else len(opc)
+    return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
+                ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
+                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}))
 
 
 def local_bytes_per_tile(facts: Optional[dict], cfg: KernelConfig) -> Optional[float]:
@@ -155,10 +160,6 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     r = subprocess.run([find_nvdisasm(), str(cubin)], capture_output=True, text=True)
     if r.returncode != 0:
         return None
-    opc = ops(r.stdout)
-    end = opc.index("EXIT") if "EXIT" in opc else len(opc)
-    facts = dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc), arch=f"sm_{build.arch_of(compute_capability)}",
-                 ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
-                 lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(r.stdout) or {}))
+    facts = dict(listing_facts(r.stdout), arch=f"sm_{build.arch_of(compute_capability)}")
     cached.write_text(json.dumps(facts))
     return facts

@@ -15,17 +15,9 @@ from ..errors import UserError
 SAMPLE = 20
 
 
-def _try_cubin(gpu, cfg):
-    try:
-        return gpu.cubin(cfg)
-    except Exception as exc:  # measure_point reports the failure again when it measures this config
-        print(f"\n  compile failed: {cfg.label()}: {str(exc)[:200]}", file=sys.stderr)
-        return None
-
-
 def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
     from .detect import match_shipped
-    from .gpu import Gpu, Problem, measure_point
+    from .gpu import Gpu, Problem, compile_all, measure_point
     from .records import Run
     from .validate import environment
 
@@ -42,19 +34,11 @@ def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAM
     if out.exists():
         raise UserError(f"{out} exists")
     out.mkdir(parents=True)
-    # compile every picked config in parallel first (nvcc runs as subprocesses; gpu.cubin caches)
-    from concurrent.futures import ThreadPoolExecutor
-    import time
-
-    t0 = time.time()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        for j, _ in enumerate(pool.map(lambda i: _try_cubin(gpu, configs[i]), picked), 1):
-            print(f"\r  compiled {j}/{len(picked)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
-    print()
+    cubins = compile_all(gpu, {configs[i].label(): configs[i] for i in picked})  # in parallel, before timing
     prob = Problem(gpu, M, N, K)
     ms = []
     for j, i in enumerate(picked, 1):
-        m = measure_point(gpu, prob, configs[i], "tune", rep_ms=50)
+        m = measure_point(gpu, prob, configs[i], "tune", rep_ms=50, cubin=cubins[configs[i].label()])
         ms.append((i, m))
         tag = "top" if i in top else "sample"
         res = f"{m.gflops_median:9,.0f}" if m.verified else "FAILED"

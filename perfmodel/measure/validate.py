@@ -6,8 +6,6 @@ import platform
 import random
 import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -96,7 +94,7 @@ def _cuda_version(v: int) -> str:
 
 
 def cmd_validate(a) -> int:
-    from .gpu import Gpu, Problem, measure_point
+    from .gpu import Gpu, Problem, compile_all, measure_point
     from .detect import match_shipped, write_from_driver
 
     started = datetime.now(timezone.utc)
@@ -131,19 +129,7 @@ def cmd_validate(a) -> int:
     print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
 
     # compile every distinct config in parallel (nvcc runs as subprocesses)
-    cfgs = {c.label(): c for _, c, _ in points if c is not None}
-    t0 = time.time()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        futs = {lab: pool.submit(gpu.cubin, c) for lab, c in cfgs.items()}
-        cubins = {}
-        for i, (lab, f) in enumerate(futs.items(), 1):
-            try:
-                cubins[lab] = f.result()
-            except Exception as exc:
-                cubins[lab] = None
-                print(f"  compile failed: {lab}: {str(exc)[:200]}", file=sys.stderr)
-            print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
-    print()
+    cubins = compile_all(gpu, {c.label(): c for _, c, _ in points if c is not None})
 
     warm, rep = (10.0, 40.0) if a.quick else (25.0, 100.0)
     measurements, failed = [], 0

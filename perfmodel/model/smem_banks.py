@@ -239,20 +239,14 @@ def load_disk_cache(path) -> None:
 
 def save_disk_cache(path) -> None:
     """Persist every count known in this process (only if new ones were simulated)."""
-    import json
-    import os
+    from ..paths import write_json_atomic
 
     if path is None or not _DIRTY[0]:
         return
     data = dict(_DISK)
     data.update({c.label(): list(t) for c, t in _CACHE.items()})
-    try:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(path)
+    if write_json_atomic(path, data):
         _DIRTY[0] = False
-    except OSError:
-        pass
 
 
 def smem_counts(cfg) -> tuple[float, float, float, float]:
