@@ -64,6 +64,13 @@ class Limits(_Strict):
     smem_carveout_KB: list[int] = Field(min_length=1)
 
 
+# the calibrate microbenchmark behind smem_outer_GFLOPS_by_spread, per warp per k step: 64 FFMAs fed
+# by 4 LDS.128 (two A reads shared by lane pairs: 2 wavefronts each; two B reads of 16 lanes x 16 B
+# spread 1 / 2 / 4 x 16 B apart: 4 / 8 / 16 wavefronts each, per the quarter-warp rule)
+SPREAD_WAVEFRONTS = {"1": 12.0, "2": 20.0, "4": 36.0}
+SPREAD_FFMA, SPREAD_LDS = 64.0, 4.0
+
+
 class Measured(_Strict):
     """Figures written by `perfmodel calibrate`; any subset, each overriding its datasheet twin."""
 
@@ -143,6 +150,44 @@ class DeviceSpec(_Strict):
             lds_per_ffma = 4.0 / 64.0  # the microbenchmark's four LDS.128 per 64 FFMAs of a k step
             c = np.where(np.asarray(smem_fed, dtype=bool), factor(m.smem_outer_GFLOPS_by_warps_per_sm, lds_per_ffma), c)
         return np.maximum(1.0, c)
+
+    def pipe_overlap(self, warps_per_sm):
+        """Share of the smaller of the issue and shared-memory (L1TEX) pipe times that a tiled GEMM's
+        compute phase cannot overlap with the larger one: compute = max(I, S) + e * min(I, S).
+
+        With few warps per scheduler a warp waits for its fragments' shared loads before its FFMAs
+        and the pipes take turns; with many, one warp's loads run under another's FFMAs. From
+        `perfmodel calibrate`'s shared-memory-fed outer product with its B reads spread 1 / 2 / 4 x
+        16 B apart (the shared pipe from half busy to the bottleneck, same FFMA stream): at each
+        measured warp count, e = (measured time - max(I, S)) / min(I, S), where I is the loop's issue
+        time at the FFMA-only rate of that warp count and S its wavefronts at the measured shared
+        bandwidth; the mean over the three spreads, interpolated in log2(warps), clamped to the measured
+        range and to [0, 1]. None without that measurement (then the model keeps max(I, S) and the
+        shared-memory-fed FFMA rate)."""
+        import numpy as np
+
+        m = self.measured
+        if m is None or not m.smem_outer_GFLOPS_by_spread or not m.ffma_outer_GFLOPS_by_warps_per_sm:
+            return None
+        clock = m.sm_clock_MHz or self.compute.sm_clock_boost_MHz
+        per_clk = self.compute.sm_count * clock * 1e-3  # GFLOPS -> flop per clock per SM
+        smem_bpc = m.smem_bandwidth_bytes_per_clock_per_sm or self.memory.smem_bandwidth_bytes_per_clock_per_sm
+        sched = self.compute.warp_schedulers_per_sm * self.compute.issue_per_scheduler_per_clock
+        ws = sorted({float(w) for row in m.smem_outer_GFLOPS_by_spread.values() for w in row})
+        e = []
+        for w in ws:
+            c = float(self.ffma_issue_factor(np.array([w]))[0])
+            issue = (SPREAD_FFMA * c + SPREAD_LDS) * w / min(sched, w)  # as terms.tile_cycles counts issue
+            vals = []
+            for sb, row in m.smem_outer_GFLOPS_by_spread.items():
+                if str(int(w)) not in row or sb not in SPREAD_WAVEFRONTS:
+                    continue
+                t = SPREAD_FFMA * w * 64.0 / (row[str(int(w))] / per_clk)  # cycles per k step per SM
+                s = SPREAD_WAVEFRONTS[sb] * w / (smem_bpc / 128.0)
+                vals.append((t - max(issue, s)) / min(issue, s))
+            e.append(float(np.clip(np.mean(vals), 0.0, 1.0)))
+        x = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
+        return np.interp(x, np.log2(ws), e)
 
     def with_measured(self) -> "DeviceSpec":
         """A copy whose figures are replaced by the [measured] ones where calibration has them."""

@@ -50,6 +50,9 @@ def render(p: Prediction) -> str:
     L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
     via = (f"the tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk L2->SM port" if p.l2_port_bytes_per_clock
            else "the tile burst at the SM's share of the L2 bandwidth")
+    if p.pipe_overlap > 0:
+        L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
+                 f"shared loads and the FFMAs overlap only partly, calibrated)")
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: global latency, {via}, "
              f"store and barrier)")
     L.append("")

@@ -221,3 +221,40 @@ def test_smem_fed_outer_product_sets_the_ffma_rate_of_tiled_kernels():
     assert p.ffma_issue_cycles == pytest.approx(fed8)
     q = predict(dev, KernelConfig.make("coalesced"), 4096, registers=32, **kw)  # no shared memory
     assert q.ffma_issue_cycles == pytest.approx(float(dev.ffma_issue_factor([q.occupancy.warps_per_sm])[0]))
+
+
+def test_pipe_overlap_from_the_spread_microbenchmark():
+    """With calibrate's spread measurement the compute phase of a tiled kernel is max(I, S) + e x min(I, S),
+    e recomputed here by hand from the recorded table: (time - max) / min of the microbenchmark's loop,
+    averaged over the three spreads. e falls with resident warps; tiled kernels then take the FFMA-only
+    rate; one-element kernels are untouched; a calibration without the table keeps the old path."""
+    dev = _cal("calibration-20261122-120609-h100-sxm.toml")
+    m = dev.measured
+    per_clk = dev.compute.sm_count * m.sm_clock_MHz * 1e-3
+    for w in (4, 8, 16, 32):
+        c = dev.peak_fp32_GFLOPS(m.sm_clock_MHz) / m.ffma_outer_GFLOPS_by_warps_per_sm[str(w)]
+        issue = (64 * c + 4) * w / 4
+        vals = []
+        for sb, wf in (("1", 12), ("2", 20), ("4", 36)):
+            t = 64 * w * 64 / (m.smem_outer_GFLOPS_by_spread[sb][str(w)] / per_clk)
+            s = wf * w / (m.smem_bandwidth_bytes_per_clock_per_sm / 128)
+            vals.append((t - max(issue, s)) / min(issue, s))
+        assert float(dev.pipe_overlap(w)) == pytest.approx(min(1.0, max(0.0, sum(vals) / 3)))
+    e = [float(dev.pipe_overlap(w)) for w in (2, 4, 8, 16, 32, 64)]
+    assert e[0] == e[1] and e[-1] == e[-2]  # clamped to the measured 4..32 warps
+    assert 0.4 < e[1] < 0.9 and e[1] > e[2] > e[3] > 0 and e[4] < 0.1  # about 0.6 / 0.2 / 0.06 / 0.05
+    kw = dict(clock_MHz=1980, figures="measured")
+    p = predict(dev, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
+    assert p.pipe_overlap == pytest.approx(float(dev.pipe_overlap(8)))
+    assert p.ffma_issue_cycles == pytest.approx(float(dev.ffma_issue_factor([8])[0]))  # FFMA-only rate
+    cyc = p.cycles_per_tile
+    compute = max(cyc["issue"], cyc["smem"]) + p.pipe_overlap * min(cyc["issue"], cyc["smem"])
+    assert cyc["latency"] == pytest.approx(compute + p.exposed_latency_cycles)
+    old = _cal("calibration-20261122-115141-h100-sxm.toml")  # no spread table: max(I, S), smem-fed FFMA rate
+    assert old.pipe_overlap(8) is None
+    assert predict(old, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).pipe_overlap == 0.0
+    no_spread = dev.model_copy(update=dict(measured=m.model_copy(update=dict(smem_outer_GFLOPS_by_spread=None))))
+    q = KernelConfig.make("coalesced")  # no shared memory: no overlap term, same prediction either way
+    assert predict(dev, q, 4096, registers=32, **kw).gflops == pytest.approx(predict(no_spread, q, 4096, registers=32, **kw).gflops)
+    assert predict(dev, q, 4096, registers=32, **kw).pipe_overlap == 0.0
+    assert p.gflops < predict(no_spread, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).gflops

@@ -178,15 +178,21 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     safe_b = np.maximum(b, 1)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
-    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=uses_smem > 0)) if figures == "measured" else (lambda w: np.ones_like(w))
+    # with the calibrated pipe overlap the FFMA rate is the FFMA-only one (the overlap term charges the
+    # shared loads); without it, the rate of the shared-memory-fed outer product (4 LDS.128 per k step)
+    has_ovl = figures == "measured" and calibrated.pipe_overlap(1.0) is not None
+    smem_fed = None if has_ovl else uses_smem > 0
+    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=smem_fed)) if figures == "measured" else (lambda w: np.ones_like(w))
+    ovl_of = (lambda w: calibrated.pipe_overlap(w) * (uses_smem > 0)) if has_ovl else (lambda w: 0.0)
     c_ffma = c_of(resident * warps)
     # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
     code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
     fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
-    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b))
+    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
+                                      overlap=ovl_of(safe_b * warps))
     cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
-                                fetch_rate=fetch_of(np.maximum(tail, 1)))
+                                fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps))
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)
@@ -205,7 +211,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
                  cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
-                 local_tile=local_tile, local_level=local_level)
+                 local_tile=local_tile, local_level=local_level, overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)))
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
 
@@ -296,6 +302,7 @@ class Prediction(_M):
     cycles_per_tile: dict[str, float]
     exposed_latency_cycles: float
     l2_port_bytes_per_clock: Optional[float] = None  # measured L2->SM port the tile burst arrives through
+    pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -381,5 +388,6 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},
         exposed_latency_cycles=float(x["exposed"]),
         l2_port_bytes_per_clock=port,
+        pipe_overlap=float(x["overlap"]),
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
         bound=bound, reason=reason)

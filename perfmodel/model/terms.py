@@ -76,7 +76,7 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_level, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf):
+                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -96,6 +96,9 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
     share (the l2 term). Without a measured port the share is used (datasheets do not give it).
+    The compute phase is max(issue, smem) + overlap * min(issue, smem): `overlap` is the share of the
+    smaller pipe time that the resident warps cannot run under the larger one (DeviceSpec.pipe_overlap:
+    about 0.6 with one warp per scheduler, 0.2 with two, 0.05 with four or more; 0 without a calibration).
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
@@ -109,7 +112,7 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     miss = np.clip(-np.asarray(local_level, float), 0.0, 1.0)  # share of the frames only DRAM holds
     t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc,
                        b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm))
-    compute = np.maximum(t_issue, t_smem)
+    compute = np.maximum(t_issue, t_smem) + overlap * np.minimum(t_issue, t_smem)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
     load_phase = mem_latency + np.maximum(burst, t_dram)
     exposed = np.where(kind == 0, exposed_k,
