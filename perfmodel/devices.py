@@ -87,6 +87,7 @@ class Measured(_Strict):
     ffma_outer_GFLOPS: Optional[PositiveFloat] = None
     ffma_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
+    ffma_outer_16x8_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_GFLOPS_by_spread: Optional[dict[str, dict[str, PositiveFloat]]] = None
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
@@ -119,7 +120,7 @@ class DeviceSpec(_Strict):
         clk = self.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
         return self.compute.sm_count * self.compute.fp32_lanes_per_sm * 2 * clk * 1e-3
 
-    def ffma_issue_factor(self, warps_per_sm=None, smem_fed=None):
+    def ffma_issue_factor(self, warps_per_sm=None, smem_fed=None, accumulators=None):
         """Issue cycles per FFMA in a GEMM inner loop relative to the datasheet (>= 1).
 
         1.0 from the datasheet; from a calibration, peak / measured 8x8 outer-product FFMA rate
@@ -129,7 +130,11 @@ class DeviceSpec(_Strict):
         smem_fed (per config, optional): for kernels whose fragments come from shared memory, the
         rate of the same outer product fed by four LDS.128 per k step is used instead, less the
         issue slots of those four loads (the issue term counts LDS itself): with few warps the
-        loads' latency shows, which the FFMA-only loop cannot."""
+        loads' latency shows, which the FFMA-only loop cannot.
+        accumulators (per config, optional: outputs per thread): where calibrate also measured the
+        16x8 outer product (128 accumulators; at the 4-8 warps its registers allow), the factor is
+        scaled by its measured ratio to the 8x8 one at the same warps (warps clamped to its range),
+        interpolated in log2(accumulators) between 64 (ratio 1) and 128 (clamped at both ends)."""
         import numpy as np
 
         m = self.measured
@@ -149,6 +154,16 @@ class DeviceSpec(_Strict):
         if smem_fed is not None and m.smem_outer_GFLOPS_by_warps_per_sm:
             lds_per_ffma = 4.0 / 64.0  # the microbenchmark's four LDS.128 per 64 FFMAs of a k step
             c = np.where(np.asarray(smem_fed, dtype=bool), factor(m.smem_outer_GFLOPS_by_warps_per_sm, lds_per_ffma), c)
+        t16 = m.ffma_outer_16x8_GFLOPS_by_warps_per_sm
+        if accumulators is not None and t16:
+            ws = sorted(float(k) for k in t16)
+            w_in = np.clip(w, np.log2(ws[0]), np.log2(ws[-1]))
+            c8 = np.interp(w_in, np.log2(ws), [peak / np.interp(np.log2(k), np.log2(sorted(float(x) for x in m.ffma_outer_GFLOPS_by_warps_per_sm)),
+                                                                 [m.ffma_outer_GFLOPS_by_warps_per_sm[x] for x in sorted(m.ffma_outer_GFLOPS_by_warps_per_sm, key=float)])
+                                                 for k in ws])
+            c16 = np.interp(w_in, np.log2(ws), [peak / t16[str(int(k))] for k in ws])
+            f = np.clip(np.log2(np.maximum(np.asarray(accumulators, dtype=float), 1.0)) - 6.0, 0.0, 1.0)
+            c = c * (c16 / c8) ** f
         return np.maximum(1.0, c)
 
     def pipe_overlap(self, warps_per_sm):

@@ -98,6 +98,8 @@ def test_calibrate_figures_are_physical(gpu, device):
     assert res["ffma_outer_GFLOPS"] <= res["fp32_GFLOPS"] * 1.01
     for w, v in res["smem_outer_GFLOPS_by_warps_per_sm"].items():  # loads only take issue slots away
         assert 0.5 * res["ffma_outer_GFLOPS_by_warps_per_sm"][w] < v <= 1.02 * res["ffma_outer_GFLOPS_by_warps_per_sm"][w]
+    for w, v in res["ffma_outer_16x8_GFLOPS_by_warps_per_sm"].items():  # same FFMA pipe, within 20 % of the 8x8 rate
+        assert 0.8 * res["ffma_outer_GFLOPS_by_warps_per_sm"][w] < v <= 1.01 * res["fp32_GFLOPS"]
     share = res["l2_bandwidth_GBps"] * 1e9 / (clock * 1e6 * device.compute.sm_count)
     assert share < res["l2_sm_port_bytes_per_clock"] <= 256  # one SM alone beats its share; 256 B/clk is 2x the L1 width
     sched = device.compute.warp_schedulers_per_sm * device.compute.issue_per_scheduler_per_clock

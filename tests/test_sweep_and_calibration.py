@@ -258,3 +258,26 @@ def test_pipe_overlap_from_the_spread_microbenchmark():
     assert predict(dev, q, 4096, registers=32, **kw).gflops == pytest.approx(predict(no_spread, q, 4096, registers=32, **kw).gflops)
     assert predict(dev, q, 4096, registers=32, **kw).pipe_overlap == 0.0
     assert p.gflops < predict(no_spread, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).gflops
+
+
+def test_thread_tile_size_scales_the_ffma_rate():
+    """calibrate's 16x8 outer product (128 accumulators) sets the FFMA rate of 128-output threads at the
+    warps it was measured at; 64 or fewer outputs keep the 8x8 rate; between, log2 interpolation; above
+    the measured warps its ratio to the 8x8 rate is carried over."""
+    dev = _cal("calibration-20261122-125959-h100-sxm.toml")
+    m = dev.measured
+    peak = dev.peak_fp32_GFLOPS(m.sm_clock_MHz)
+    f = lambda w, acc: float(dev.ffma_issue_factor([w], accumulators=[acc])[0])  # noqa: E731
+    for w in (4, 8):
+        assert f(w, 128) == pytest.approx(peak / m.ffma_outer_16x8_GFLOPS_by_warps_per_sm[str(w)])
+        assert f(w, 64) == f(w, 16) == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm[str(w)])
+        assert f(w, 128) < f(w, 96) < f(w, 64)
+    ratio8 = m.ffma_outer_GFLOPS_by_warps_per_sm["8"] / m.ffma_outer_16x8_GFLOPS_by_warps_per_sm["8"]
+    assert f(16, 128) == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm["16"] * ratio8)
+    assert f(8, 256) == f(8, 128)
+    old = _cal("calibration-20261122-120609-h100-sxm.toml")  # no 16x8 figure: no scaling
+    assert float(old.ffma_issue_factor([8], accumulators=[128])[0]) == float(old.ffma_issue_factor([8])[0])
+    kw = dict(clock_MHz=1980, figures="measured")
+    big, small = KernelConfig.make("double_buffer", bm=64, bn=128, bk=8, tm=16, tn=8), KernelConfig.make("double_buffer")
+    assert predict(dev, big, 4096, registers=255, **kw).ffma_issue_cycles == pytest.approx(f(8, 128))
+    assert predict(dev, small, 4096, registers=128, **kw).ffma_issue_cycles == pytest.approx(f(16, 64))

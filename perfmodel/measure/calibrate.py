@@ -29,7 +29,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
                                             "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem",
-                                            "ffma_outer_smem_sb")}
+                                            "ffma_outer_smem_sb", "ffma_outer_16x8")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -74,6 +74,12 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         tb = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps[str(4 * n)] = sms * n * 128 * iters_o * 64 * 2 / tb * 1e-9
     res["ffma_outer_GFLOPS_by_warps_per_sm"] = by_warps
+    # the 16x8 thread tile (128 accumulators) at the warp counts its registers allow
+    by_warps_16 = {}
+    for n in (1, 2):
+        tb = timed(lambda: f["ffma_outer_16x8"](out, np.int32(iters_o // 2), block=(128, 1, 1), grid=(sms * n, 1)))
+        by_warps_16[str(4 * n)] = sms * n * 128 * (iters_o // 2) * 128 * 2 / tb * 1e-9
+    res["ffma_outer_16x8_GFLOPS_by_warps_per_sm"] = by_warps_16
     # the same outer product fed by four LDS.128 per k step from shared memory, as in a tiled GEMM
     by_warps_smem = {}
     for n in (1, 2, 4, 6, 8):
@@ -95,6 +101,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         f"{sb}: " + ", ".join(f"{w}: {v:,.0f}" for w, v in row.items()) for sb, row in by_spread.items()))
     log("  8x8 outer product fed from shared memory, by resident warps/SM: "
         + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_smem.items()))
+    log("  16x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_16.items()))
     log("  8x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps.items()))
     log(f"  FP32: independent chains {res['fp32_GFLOPS']:,.0f} GFLOPS, 8x8 outer product {res['ffma_outer_GFLOPS']:,.0f} GFLOPS, "
         f"SM clock {res['sm_clock_MHz']} MHz")

@@ -46,6 +46,35 @@ __global__ void ffma_outer(float* out, int iters) {
     if (s == 12345.0f) out[0] = s;
 }
 
+// The same with a 16x8 thread tile (128 accumulators, as the 16x8 configurations of the ladder): more
+// independent FFMAs per operand load, so the rate at few warps can differ from the 8x8 one. ~170
+// registers: at most 8-12 warps fit an SM, so it is measured at 4 and 8.
+__global__ void ffma_outer_16x8(float* out, int iters) {
+    float acc[16][8], x[16], y[8];
+#pragma unroll
+    for (int m = 0; m < 16; ++m) {
+        x[m] = threadIdx.x * 1e-7f + m;
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    }
+#pragma unroll
+    for (int n = 0; n < 8; ++n) y[n] = 1.0f - n * 1e-7f;
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int m = 0; m < 16; ++m)
+#pragma unroll
+            for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+#pragma unroll
+        for (int m = 0; m < 16; ++m) { x[m] = acc[m][m % 8] * 1e-30f + x[m]; }
+    }
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 16; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // The SGEMM inner loop fed from shared memory: per k step each thread reads its 8 A and 8 B values
 // as four LDS.128 (A as in bank_conflict_free's quadrant layout, broadcast along a row; B at row offsets
 // b0 and b1 of a row `bw` floats wide) and accumulates the 8x8 outer product; a barrier every 8 k steps

@@ -182,7 +182,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     # shared loads); without it, the rate of the shared-memory-fed outer product (4 LDS.128 per k step)
     has_ovl = figures == "measured" and calibrated.pipe_overlap(1.0) is not None
     smem_fed = None if has_ovl else uses_smem > 0
-    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=smem_fed)) if figures == "measured" else (lambda w: np.ones_like(w))
+    acc = bm * bn / thr  # outputs (accumulators) per thread
+    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=smem_fed, accumulators=acc)) if figures == "measured" else (lambda w: np.ones_like(w))
     ovl_of = (lambda w: calibrated.pipe_overlap(w) * (uses_smem > 0)) if has_ovl else (lambda w: 0.0)
     c_ffma = c_of(resident * warps)
     # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
