@@ -159,3 +159,23 @@ def test_local_frames_live_in_l1_or_share_the_l2_with_dram():
     l2 = dev.memory.l2_bandwidth_GBps * 1e9 / 1980e6 / 132
     dram = dev.memory.dram_bandwidth_GBps * 1e9 / 1980e6 / 132
     assert big.cycles_per_tile["local"] == pytest.approx(b * 3620 * 1024 * (share / l2 + (1 - share) / dram))
+
+
+def test_smem_littles_law_counts_wavefronts_in_flight():
+    """Little's law for shared memory compares wavefronts: latency x wavefronts per clock needed against
+    the loads a warp issues per k step times the wavefronts each costs (a conflicted load keeps the
+    pipe busy for several clocks). tiled_2d 64x16, 4x4: A reads 8 rows 512 B apart, 6 wavefronts per
+    load on average, 2 loads per k step, 2 warps x 4 blocks: 96 in flight >= 28 needed, no throttle."""
+    from perfmodel.model.smem_banks import smem_counts
+
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("tiled_2d", bm=64, bn=16, bk=32, tm=4, tn=4)
+    lds_i, lds_w, _, _ = smem_counts(cfg)
+    p = predict(dev, cfg, 4096, registers=64)
+    row = next(r for r in p.littles_law if r.level == "smem")
+    b, warps = p.occupancy.blocks_per_sm, p.resources.warps_per_block
+    assert row.available_in_flight == pytest.approx(b * warps * (lds_i / warps / cfg.bk) * (lds_w / lds_i))
+    assert lds_w / lds_i > 4 and row.achievable_fraction == 1.0
+    # so the smem term is the pipe's wavefronts (loads + stores + the tile's global loads) at full rate
+    assert p.cycles_per_tile["smem"] == pytest.approx(
+        b * (lds_w + smem_counts(cfg)[3] + (64 + 16) * 32 * 4 / 128) / (dev.memory.smem_bandwidth_bytes_per_clock_per_sm / 128))

@@ -45,7 +45,7 @@ def _structure(cfg: KernelConfig) -> tuple:
         l1_w = warps * per_warp
     ffma = cfg.bm * cfg.bn * bk / thr
     return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, s.barriers_per_tile,
-            s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk)
+            s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
 
 
 @dataclass
@@ -78,7 +78,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     n = len(configs)
     smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
-    thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step = st
+    thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step, wf_per_lds = st
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
     local = np.zeros(n) if local_bytes is None else np.broadcast_to(np.asarray(local_bytes, dtype=float), (n,))
     if registers is None:
@@ -134,7 +134,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     f_fma = T.littles_law(need_fma, avail_fma)
     smem_per_clk = mem.smem_bandwidth_bytes_per_clock_per_sm / T.WAVEFRONT_BYTES
     need_smem = lat.smem_latency_cycles * smem_per_clk
-    avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0), need_smem)
+    # in flight: each warp's independent loads of a k step, each as many wavefronts as its bank conflicts make it
+    avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0) * np.maximum(wf_per_lds, 1.0), need_smem)
     f_smem = T.littles_law(need_smem, avail_smem)
 
     # local memory (bytes per thread in the binary's local frame). Without registers for the
