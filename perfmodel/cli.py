@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--measure", type=positive_int, metavar="K", help="on a GPU: measure the top K and a random sample")
     s.add_argument("--sample", type=positive_int, default=20, metavar="N",
                    help="with --measure: how many of the other valid configs to measure at random (default 20)")
+    s.add_argument("--seed", type=int, default=0, help="with --measure: seed of the random sample (another seed = another sample)")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
 
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")

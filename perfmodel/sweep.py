@@ -125,7 +125,7 @@ def cmd_sweep(a) -> int:
     if a.measure:
         from .measure.tune import measure_sweep  # GPU path
 
-        return measure_sweep(dev, configs, bt, M, N, K, a.measure, sample=a.sample)
+        return measure_sweep(dev, configs, bt, M, N, K, a.measure, sample=a.sample, seed=a.seed)
     if a.json:
         print(json.dumps(dict(device=dev.name, M=M, N=N, K=K, considered=total, valid=len(configs),
                               invalid_by_constraint=dict(why), seconds=dt, top=rows), indent=2))

@@ -30,7 +30,7 @@ def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAM
     if match_shipped(gpu.name, gpu.cc) != device.name:
         print(f"warning: predicting for {device.name} but measuring on {gpu.name}", file=sys.stderr)
     started = datetime.now(timezone.utc)
-    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-tune"
+    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-tune{f'-seed{seed}' if seed else ''}"
     if out.exists():
         raise UserError(f"{out} exists")
     out.mkdir(parents=True)
