@@ -88,6 +88,7 @@ class Measured(_Strict):
     ffma_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     ffma_outer_16x8_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
+    smem_outer_16x8_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_GFLOPS_by_spread: Optional[dict[str, dict[str, PositiveFloat]]] = None
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
@@ -166,7 +167,7 @@ class DeviceSpec(_Strict):
             c = c * (c16 / c8) ** f
         return np.maximum(1.0, c)
 
-    def pipe_overlap(self, warps_per_sm):
+    def pipe_overlap(self, warps_per_sm, accumulators=None):
         """Share of the smaller of the issue and shared-memory (L1TEX) pipe times that a tiled GEMM's
         compute phase cannot overlap with the larger one: compute = max(I, S) + e * min(I, S).
 
@@ -178,7 +179,11 @@ class DeviceSpec(_Strict):
         time at the FFMA-only rate of that warp count and S its wavefronts at the measured shared
         bandwidth; the mean over the three spreads, interpolated in log2(warps), clamped to the measured
         range and to [0, 1]. None without that measurement (then the model keeps max(I, S) and the
-        shared-memory-fed FFMA rate)."""
+        shared-memory-fed FFMA rate).
+        accumulators (per config, optional: outputs per thread): where calibrate also fed the 16x8
+        outer product from shared memory (128 FFMAs per 6 LDS.128, 16 wavefronts; 4 and 8 warps),
+        e is scaled by that loop's e over the 8x8 one at the same warps (clamped to 4-8), in
+        log2(accumulators) between 64 and 128, like the FFMA rate (ffma_issue_factor)."""
         import numpy as np
 
         m = self.measured
@@ -188,21 +193,38 @@ class DeviceSpec(_Strict):
         per_clk = self.compute.sm_count * clock * 1e-3  # GFLOPS -> flop per clock per SM
         smem_bpc = m.smem_bandwidth_bytes_per_clock_per_sm or self.memory.smem_bandwidth_bytes_per_clock_per_sm
         sched = self.compute.warp_schedulers_per_sm * self.compute.issue_per_scheduler_per_clock
+
+        def exposed(gflops, w, ffma, lds, wavefronts, c):
+            issue = (ffma * c + lds) * w / min(sched, w)  # as terms.tile_cycles counts issue
+            t = ffma * w * 64.0 / (gflops / per_clk)  # cycles per k step per SM (32 lanes x 2 flop per FFMA)
+            s = wavefronts * w / (smem_bpc / 128.0)
+            return (t - max(issue, s)) / min(issue, s)
+
+        def curve(ws, es):
+            x = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
+            return np.interp(x, np.log2(ws), es)
+
         ws = sorted({float(w) for row in m.smem_outer_GFLOPS_by_spread.values() for w in row})
         e = []
         for w in ws:
             c = float(self.ffma_issue_factor(np.array([w]))[0])
-            issue = (SPREAD_FFMA * c + SPREAD_LDS) * w / min(sched, w)  # as terms.tile_cycles counts issue
-            vals = []
-            for sb, row in m.smem_outer_GFLOPS_by_spread.items():
-                if str(int(w)) not in row or sb not in SPREAD_WAVEFRONTS:
-                    continue
-                t = SPREAD_FFMA * w * 64.0 / (row[str(int(w))] / per_clk)  # cycles per k step per SM
-                s = SPREAD_WAVEFRONTS[sb] * w / (smem_bpc / 128.0)
-                vals.append((t - max(issue, s)) / min(issue, s))
+            vals = [exposed(row[str(int(w))], w, SPREAD_FFMA, SPREAD_LDS, SPREAD_WAVEFRONTS[sb], c)
+                    for sb, row in m.smem_outer_GFLOPS_by_spread.items() if str(int(w)) in row and sb in SPREAD_WAVEFRONTS]
             e.append(float(np.clip(np.mean(vals), 0.0, 1.0)))
-        x = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
-        return np.interp(x, np.log2(ws), e)
+        out = curve(ws, e)
+        t16 = m.smem_outer_16x8_GFLOPS_by_warps_per_sm
+        if accumulators is None or not t16 or not m.ffma_outer_16x8_GFLOPS_by_warps_per_sm:
+            return out
+        w16 = sorted(float(k) for k in t16)
+        ratio = []
+        for w in w16:
+            c16 = float(self.ffma_issue_factor(np.array([w]), accumulators=np.array([128.0]))[0])
+            e16 = max(0.0, exposed(t16[str(int(w))], w, 128.0, 6.0, 16.0, c16))
+            ratio.append(e16 / max(float(np.interp(np.log2(w), np.log2(ws), e)), 1e-9))
+        x16 = np.clip(np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0)), np.log2(w16[0]), np.log2(w16[-1]))
+        r = np.interp(x16, np.log2(w16), ratio)
+        f = np.clip(np.log2(np.maximum(np.asarray(accumulators, dtype=float), 1.0)) - 6.0, 0.0, 1.0)
+        return np.clip(out * (1.0 + f * (r - 1.0)), 0.0, 1.0)
 
     def with_measured(self) -> "DeviceSpec":
         """A copy whose figures are replaced by the [measured] ones where calibration has them."""

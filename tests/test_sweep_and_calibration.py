@@ -281,3 +281,25 @@ def test_thread_tile_size_scales_the_ffma_rate():
     big, small = KernelConfig.make("double_buffer", bm=64, bn=128, bk=8, tm=16, tn=8), KernelConfig.make("double_buffer")
     assert predict(dev, big, 4096, registers=255, **kw).ffma_issue_cycles == pytest.approx(f(8, 128))
     assert predict(dev, small, 4096, registers=128, **kw).ffma_issue_cycles == pytest.approx(f(16, 64))
+
+
+def test_thread_tile_size_scales_the_pipe_overlap():
+    """calibrate's 16x8 outer product fed from shared memory (128 FFMAs per 6 LDS.128, 16 wavefronts)
+    gives e for 128-output threads at 4 and 8 warps, recomputed here by hand; between 64 and 128
+    outputs e is scaled in log2; 64 or fewer keep the 8x8 figure."""
+    dev = _cal("calibration-20261122-131417-h100-sxm.toml")
+    m = dev.measured
+    per_clk = dev.compute.sm_count * m.sm_clock_MHz * 1e-3
+    for w in (4, 8):
+        c16 = float(dev.ffma_issue_factor([w], accumulators=[128])[0])
+        issue = (128 * c16 + 6) * w / 4
+        t = 128 * w * 64 / (m.smem_outer_16x8_GFLOPS_by_warps_per_sm[str(w)] / per_clk)
+        s = 16 * w / (m.smem_bandwidth_bytes_per_clock_per_sm / 128)
+        e16 = (t - max(issue, s)) / min(issue, s)
+        assert float(dev.pipe_overlap(w, accumulators=128)) == pytest.approx(e16, rel=1e-6)
+        assert float(dev.pipe_overlap(w, accumulators=64)) == pytest.approx(float(dev.pipe_overlap(w)))
+        lo, mid, hi = (float(dev.pipe_overlap(w, accumulators=a)) for a in (64, 96, 128))
+        assert hi < mid < lo  # twice the FFMAs per load hide more of the loads
+    # the calibration records only warp counts whose blocks all fit (no mislabelled two-round points)
+    assert max(int(k) for k in m.smem_outer_GFLOPS_by_warps_per_sm) == 16
+    assert max(int(k) for k in m.ffma_outer_GFLOPS_by_warps_per_sm) == 24

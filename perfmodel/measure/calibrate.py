@@ -26,10 +26,20 @@ def _chase_ring(n_elems: int, stride_elems: int, rng) -> np.ndarray:
 def run_microbenchmarks(gpu, log=print) -> dict:
     drv = gpu.drv
     src = (Path(__file__).with_name("microbench.cu")).read_text()
-    mod = drv.module_from_buffer(gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True))
+    cubin = gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True)
+    mod = drv.module_from_buffer(cubin)
+
+    def fitting(name, counts=(1, 2, 4, 6, 8)):
+        """The blocks-per-SM counts (128 threads each) whose blocks all stay resident: a count above
+        what registers allow would run in two rounds and be labelled with warps that never coexisted
+        (ffma_outer's 80 registers fit 6 blocks, the shared-memory-fed loops' ~100 fit 4)."""
+        cap = gpu.blocks_per_sm(cubin, name, 128)
+        return [n for n in counts if n <= cap]
+
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
                                             "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem",
-                                            "ffma_outer_smem_sb", "ffma_outer_16x8")}
+                                            "ffma_outer_smem_sb", "ffma_outer_16x8",
+                                            "ffma_outer_smem_16x8")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -70,19 +80,25 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     # the same at several resident-warp counts (128-thread blocks, n per SM): the model reads the
     # FFMA issue rate of a GEMM inner loop at the occupancy a configuration actually has
     by_warps = {}
-    for n in (1, 2, 4, 6, 8):
+    for n in fitting("ffma_outer"):
         tb = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps[str(4 * n)] = sms * n * 128 * iters_o * 64 * 2 / tb * 1e-9
     res["ffma_outer_GFLOPS_by_warps_per_sm"] = by_warps
     # the 16x8 thread tile (128 accumulators) at the warp counts its registers allow
     by_warps_16 = {}
-    for n in (1, 2):
+    for n in fitting("ffma_outer_16x8", (1, 2)):
         tb = timed(lambda: f["ffma_outer_16x8"](out, np.int32(iters_o // 2), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps_16[str(4 * n)] = sms * n * 128 * (iters_o // 2) * 128 * 2 / tb * 1e-9
     res["ffma_outer_16x8_GFLOPS_by_warps_per_sm"] = by_warps_16
+    # and fed from shared memory (4 + 2 LDS.128, 16 wavefronts per warp per k step, 128 FFMAs)
+    by_warps_16s = {}
+    for n in fitting("ffma_outer_smem_16x8", (1, 2)):
+        tb = timed(lambda: f["ffma_outer_smem_16x8"](out, np.int32(iters_o // 16), block=(128, 1, 1), grid=(sms * n, 1)))
+        by_warps_16s[str(4 * n)] = sms * n * 128 * (iters_o // 16) * 8 * 128 * 2 / tb * 1e-9
+    res["smem_outer_16x8_GFLOPS_by_warps_per_sm"] = by_warps_16s
     # the same outer product fed by four LDS.128 per k step from shared memory, as in a tiled GEMM
     by_warps_smem = {}
-    for n in (1, 2, 4, 6, 8):
+    for n in fitting("ffma_outer_smem"):
         tb = timed(lambda: f["ffma_outer_smem"](out, np.int32(iters_o // 8), block=(128, 1, 1), grid=(sms * n, 1)))
         by_warps_smem[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
     res["smem_outer_GFLOPS_by_warps_per_sm"] = by_warps_smem
@@ -91,7 +107,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     by_spread = {}
     for sb in (1, 2, 4):
         row = {}
-        for n in (1, 2, 4, 8):
+        for n in fitting("ffma_outer_smem_sb", (1, 2, 4, 8)):
             tb = timed(lambda: f["ffma_outer_smem_sb"](out, np.int32(iters_o // 8), np.int32(sb), block=(128, 1, 1),
                                                        grid=(sms * n, 1)))
             row[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
@@ -101,7 +117,8 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         f"{sb}: " + ", ".join(f"{w}: {v:,.0f}" for w, v in row.items()) for sb, row in by_spread.items()))
     log("  8x8 outer product fed from shared memory, by resident warps/SM: "
         + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_smem.items()))
-    log("  16x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_16.items()))
+    log("  16x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_16.items())
+        + "; fed from shared memory: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps_16s.items()))
     log("  8x8 outer product by resident warps/SM: " + ", ".join(f"{w}: {v:,.0f}" for w, v in by_warps.items()))
     log(f"  FP32: independent chains {res['fp32_GFLOPS']:,.0f} GFLOPS, 8x8 outer product {res['ffma_outer_GFLOPS']:,.0f} GFLOPS, "
         f"SM clock {res['sm_clock_MHz']} MHz")

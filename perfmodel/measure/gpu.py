@@ -81,12 +81,16 @@ class Gpu:
 
     def driver_blocks_per_sm(self, cfg: KernelConfig, cubin: bytes) -> int:
         """cuOccupancyMaxActiveBlocksPerMultiprocessor on the same cubin (module loaded via ctypes)."""
+        return self.blocks_per_sm(cubin, "sgemm", cfg.threads)
+
+    def blocks_per_sm(self, cubin: bytes, name: str, threads: int) -> int:
+        """cuOccupancyMaxActiveBlocksPerMultiprocessor for kernel `name` of a cubin at `threads` per block."""
         cu = self._libcuda
         mod, fn, n = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
         buf = ctypes.create_string_buffer(cubin)
         assert cu.cuModuleLoadData(ctypes.byref(mod), buf) == 0
-        assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"sgemm") == 0
-        assert cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, ctypes.c_int(cfg.threads), ctypes.c_size_t(0)) == 0
+        assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) == 0
+        assert cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, ctypes.c_int(threads), ctypes.c_size_t(0)) == 0
         cu.cuModuleUnload(mod)
         return n.value
 

@@ -122,6 +122,46 @@ __global__ void ffma_outer_smem(float* out, int iters) {
     smem_outer_loop(As, &Bs[0][0], 128, tx * 4, 64 + tx * 4, ty, iters, out);
 }
 
+// The same loop with a 16x8 thread tile: per k step four LDS.128 of A (lane pairs share them, 2
+// wavefronts each) and the two conflict-free LDS.128 of B (4 each) feed 128 FFMAs; how well a thread
+// with twice the independent FFMAs per load hides the loads at 4 and 8 warps/SM.
+__global__ void ffma_outer_smem_16x8(float* out, int iters) {
+    __shared__ __align__(16) float As[8][128];
+    __shared__ __align__(16) float Bs[8][128];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    for (int i = tid; i < 8 * 128; i += blockDim.x) {
+        (&As[0][0])[i] = 1.0f + i * 1e-7f;
+        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    }
+    float acc[16][8];
+#pragma unroll
+    for (int m = 0; m < 16; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float x[16], y[8];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) *(float4*)&x[4 * q] = *(const float4*)&As[k][32 * q + ty * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k][tx * 4];
+            *(float4*)&y[4] = *(const float4*)&Bs[k][64 + tx * 4];
+#pragma unroll
+            for (int m = 0; m < 16; ++m)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+        }
+        __syncthreads();
+    }
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 16; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // The same with the B reads spread `sb` x 16 bytes apart (sb = 1: conflict-free, 2: two wavefronts per
 // quarter-warp, 4: four), so the shared-memory pipe goes from about half busy to the bottleneck while
 // the FFMA stream stays the same: how the issue and shared-memory pipes overlap when both are nearly

@@ -185,7 +185,7 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     smem_fed = None if has_ovl else uses_smem > 0
     acc = bm * bn / thr  # outputs (accumulators) per thread
     c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=smem_fed, accumulators=acc)) if figures == "measured" else (lambda w: np.ones_like(w))
-    ovl_of = (lambda w: calibrated.pipe_overlap(w) * (uses_smem > 0)) if has_ovl else (lambda w: 0.0)
+    ovl_of = (lambda w: calibrated.pipe_overlap(w, accumulators=acc) * (uses_smem > 0)) if has_ovl else (lambda w: 0.0)
     c_ffma = c_of(resident * warps)
     # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
