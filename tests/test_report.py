@@ -10,7 +10,7 @@ from perfmodel.catalogue import kernel_ids
 from perfmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith(("-quick", "-tune")))
+RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith("-quick") and "-tune" not in p.parent.name)
 CALIB = sorted((ROOT / "results").glob("calibration-*.toml"))
 
 
