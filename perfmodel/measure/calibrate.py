@@ -23,6 +23,9 @@ def _chase_ring(n_elems: int, stride_elems: int, rng) -> np.ndarray:
     return nxt
 
 
+ROUNDS = 3
+
+
 def run_microbenchmarks(gpu, log=print) -> dict:
     drv = gpu.drv
     src = (Path(__file__).with_name("microbench.cu")).read_text()
@@ -77,42 +80,31 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     iters_o = 2000
     t = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(threads, 1, 1), grid=(sms * 2, 1)))
     res["ffma_outer_GFLOPS"] = sms * 2 * threads * iters_o * 64 * 2 / t * 1e-9
-    # the same at several resident-warp counts (128-thread blocks, n per SM): the model reads the
-    # FFMA issue rate of a GEMM inner loop at the occupancy a configuration actually has
-    by_warps = {}
-    for n in fitting("ffma_outer"):
-        tb = timed(lambda: f["ffma_outer"](out, np.int32(iters_o), block=(128, 1, 1), grid=(sms * n, 1)))
-        by_warps[str(4 * n)] = sms * n * 128 * iters_o * 64 * 2 / tb * 1e-9
-    res["ffma_outer_GFLOPS_by_warps_per_sm"] = by_warps
-    # the 16x8 thread tile (128 accumulators) at the warp counts its registers allow
-    by_warps_16 = {}
-    for n in fitting("ffma_outer_16x8", (1, 2)):
-        tb = timed(lambda: f["ffma_outer_16x8"](out, np.int32(iters_o // 2), block=(128, 1, 1), grid=(sms * n, 1)))
-        by_warps_16[str(4 * n)] = sms * n * 128 * (iters_o // 2) * 128 * 2 / tb * 1e-9
-    res["ffma_outer_16x8_GFLOPS_by_warps_per_sm"] = by_warps_16
-    # and fed from shared memory (4 + 2 LDS.128, 16 wavefronts per warp per k step, 128 FFMAs)
-    by_warps_16s = {}
-    for n in fitting("ffma_outer_smem_16x8", (1, 2)):
-        tb = timed(lambda: f["ffma_outer_smem_16x8"](out, np.int32(iters_o // 16), block=(128, 1, 1), grid=(sms * n, 1)))
-        by_warps_16s[str(4 * n)] = sms * n * 128 * (iters_o // 16) * 8 * 128 * 2 / tb * 1e-9
-    res["smem_outer_16x8_GFLOPS_by_warps_per_sm"] = by_warps_16s
-    # the same outer product fed by four LDS.128 per k step from shared memory, as in a tiled GEMM
-    by_warps_smem = {}
-    for n in fitting("ffma_outer_smem"):
-        tb = timed(lambda: f["ffma_outer_smem"](out, np.int32(iters_o // 8), block=(128, 1, 1), grid=(sms * n, 1)))
-        by_warps_smem[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
-    res["smem_outer_GFLOPS_by_warps_per_sm"] = by_warps_smem
-    # and with the B reads spread 1, 2, 4 x 16 B apart: 12, 20, 36 shared wavefronts per warp per k step
-    # against the same 64 FFMAs (the shared-memory pipe from half busy to the bottleneck)
-    by_spread = {}
-    for sb in (1, 2, 4):
-        row = {}
-        for n in fitting("ffma_outer_smem_sb", (1, 2, 4, 8)):
-            tb = timed(lambda: f["ffma_outer_smem_sb"](out, np.int32(iters_o // 8), np.int32(sb), block=(128, 1, 1),
-                                                       grid=(sms * n, 1)))
-            row[str(4 * n)] = sms * n * 128 * (iters_o // 8) * 8 * 64 * 2 / tb * 1e-9
-        by_spread[str(sb)] = row
+    # The FFMA rates of the GEMM inner loop by resident warps (128-thread blocks, n per SM, only counts
+    # whose blocks all fit): the outer product from registers (8x8 and 16x8), fed from shared memory
+    # (8x8 by four LDS.128 per k step, 16x8 by six), and the 8x8 one with its B reads spread 1, 2, 4 x
+    # 16 B apart (12, 20, 36 wavefronts per warp per k step against the same 64 FFMAs: the shared pipe
+    # from half busy to the bottleneck). Back-to-back calibrations differed by up to 18 % on single
+    # points, so every table is measured in ROUNDS interleaved rounds and the median kept.
+    def rate(name, n, iters, flop_per_iter, *extra):
+        tb = timed(lambda: f[name](out, np.int32(iters), *extra, block=(128, 1, 1), grid=(sms * n, 1)))
+        return sms * n * 128 * iters * flop_per_iter / tb * 1e-9
+
+    tables = {"ffma_outer_GFLOPS_by_warps_per_sm": ("ffma_outer", (1, 2, 4, 6, 8), iters_o, 128),
+              "ffma_outer_16x8_GFLOPS_by_warps_per_sm": ("ffma_outer_16x8", (1, 2), iters_o // 2, 256),
+              "smem_outer_16x8_GFLOPS_by_warps_per_sm": ("ffma_outer_smem_16x8", (1, 2), iters_o // 16, 8 * 256),
+              "smem_outer_GFLOPS_by_warps_per_sm": ("ffma_outer_smem", (1, 2, 4, 6, 8), iters_o // 8, 8 * 128)}
+    tables.update({f"spread {sb}": ("ffma_outer_smem_sb", (1, 2, 4, 8), iters_o // 8, 8 * 128, np.int32(sb)) for sb in (1, 2, 4)})
+    rounds = [{key: {str(4 * n): rate(name, n, it, fl, *extra) for n in fitting(name, counts)}
+               for key, (name, counts, it, fl, *extra) in tables.items()} for _ in range(ROUNDS)]
+    med = {key: {w: float(np.median([r[key][w] for r in rounds])) for w in rounds[0][key]} for key in tables}
+    by_spread = {sb: med.pop(f"spread {sb}") for sb in ("1", "2", "4")}
+    res.update(med)
     res["smem_outer_GFLOPS_by_spread"] = by_spread
+    by_warps, by_warps_16, by_warps_16s, by_warps_smem = (med[k] for k in list(tables)[:4])
+    spread = max((max(r[k][w] for r in rounds) - min(r[k][w] for r in rounds)) / med_w
+                 for k, row in {**med, **{f"spread {sb}": v for sb, v in by_spread.items()}}.items() for w, med_w in row.items())
+    log(f"  FFMA-rate tables: median of {ROUNDS} rounds (largest spread between rounds {100 * spread:.1f} %)")
     log("  outer product fed from shared memory, B reads spread 1/2/4 x 16 B, by warps/SM: " + "; ".join(
         f"{sb}: " + ", ".join(f"{w}: {v:,.0f}" for w, v in row.items()) for sb, row in by_spread.items()))
     log("  8x8 outer product fed from shared memory, by resident warps/SM: "
