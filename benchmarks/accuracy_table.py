@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 from perfmodel.analysis import load_run, rows, run_device_for, summary
 
 ROOT = Path(__file__).resolve().parent.parent
-CAL = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "results" / "calibration-20261122-132500-h100-sxm.toml")
+CAL = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "results" / "calibration-20261122-133331-h100-sxm.toml")
 VALIDATE = ["20261122-102443-h100-sxm", "20261122-102712-h100-sxm-seed1", "20261122-110019-h100-sxm-seed2",
             "20261122-112024-h100-sxm-seed3", "20261122-114007-h100-sxm-seed4", "20261122-120847-h100-sxm-seed5",
             "20261122-125435-h100-sxm-seed6", "20261122-130135-h100-sxm-seed7",

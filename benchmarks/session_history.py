@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CAL = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "results" / "calibration-20261122-132500-h100-sxm.toml").resolve()
+CAL = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "results" / "calibration-20261122-133331-h100-sxm.toml").resolve()
 COMMITS = [
     ("636bdfb", "start of session 3 (end of session 2)"),
     ("37e7174", "+ pipe overlap e(w) x min(issue, smem) (spread microbenchmark); FFMA-only rate for tiled kernels"),

@@ -89,6 +89,9 @@ class Measured(_Strict):
     smem_outer_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     ffma_outer_16x8_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
     smem_outer_16x8_GFLOPS_by_warps_per_sm: Optional[dict[str, PositiveFloat]] = None
+    tile_loop_cycles_by_ksteps_by_blocks: Optional[dict[str, dict[str, PositiveFloat]]] = None
+    tile_loop_no_load_cycles_by_ksteps_by_blocks: Optional[dict[str, dict[str, PositiveFloat]]] = None
+    tile_loop_dram_cycles_8_ksteps_1_block: Optional[PositiveFloat] = None  # recorded by 133616/133623 only; not used
     smem_outer_GFLOPS_by_spread: Optional[dict[str, dict[str, PositiveFloat]]] = None
     tile_load_cycles_by_bytes: Optional[dict[str, PositiveFloat]] = None
     l2_sm_port_bytes_per_clock: Optional[PositiveFloat] = None
@@ -225,6 +228,39 @@ class DeviceSpec(_Strict):
         r = np.interp(x16, np.log2(w16), ratio)
         f = np.clip(np.log2(np.maximum(np.asarray(accumulators, dtype=float), 1.0)) - 6.0, 0.0, 1.0)
         return np.clip(out * (1.0 + f * (r - 1.0)), 0.0, 1.0)
+
+    def tile_exposure(self, blocks, compute_over_phase):
+        """Share of one block's exposed load phase that b resident blocks of a single-buffered kernel
+        still expose (None without the measurement). From `perfmodel calibrate`'s single-buffered tile
+        loop (8 KB tile per 4-warp block, 8 or 32 k steps of the shared-memory-fed outer product, 1-4
+        blocks per SM, with and without the global loads): X_b = (time - time without loads) at b
+        blocks over the same at one block, placed at r_b = compute time without loads at b blocks /
+        one block's exposed phase. On the H100 X stays ~1 at 1-2 blocks and with short compute phases
+        (the blocks stay in step, and their tile bursts do not add up: the burst of one block is what
+        shows), and falls to 0.8 / 0.7 at 3 / 4 blocks with long ones (they drift apart and one
+        block's compute covers another's wait). Interpolated in log(r) for each measured block count
+        (clamped to the measured r), blocks clamped to the measured range."""
+        import numpy as np
+
+        m = self.measured
+        if m is None or not m.tile_loop_cycles_by_ksteps_by_blocks or not m.tile_loop_no_load_cycles_by_ksteps_by_blocks:
+            return None
+        full, bare = m.tile_loop_cycles_by_ksteps_by_blocks, m.tile_loop_no_load_cycles_by_ksteps_by_blocks
+        kss = sorted(full, key=int)
+        bs = sorted({int(b) for ks in kss for b in full[ks]})
+        r_in = np.log(np.maximum(np.asarray(compute_over_phase, dtype=float), 1e-9))
+        b_in = np.clip(np.asarray(blocks, dtype=float), bs[0], bs[-1])
+        out = np.ones(np.broadcast(r_in, b_in).shape)
+        for b in bs:
+            pts = []
+            for ks in kss:
+                lone = full[ks]["1"] - bare[ks]["1"]
+                if str(b) in full[ks] and lone > 0:
+                    pts.append((np.log(bare[ks][str(b)] / lone), (full[ks][str(b)] - bare[ks][str(b)]) / lone))
+            pts.sort()
+            x = np.interp(r_in, [p[0] for p in pts], [p[1] for p in pts])
+            out = np.where(np.round(b_in) == b, x, out)
+        return np.clip(out, 0.0, 1.5)
 
     def with_measured(self) -> "DeviceSpec":
         """A copy whose figures are replaced by the [measured] ones where calibration has them."""

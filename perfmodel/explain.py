@@ -50,6 +50,9 @@ def render(p: Prediction) -> str:
     L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
     via = (f"the tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk L2->SM port" if p.l2_port_bytes_per_clock
            else "the tile burst at the SM's share of the L2 bandwidth")
+    if p.load_phase_share is not None:
+        via = (f"one block's tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk port, "
+               f"{p.load_phase_share:.2f} of that phase exposed with {o.blocks_per_sm} block(s)/SM (calibrated tile loop)")
     if p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")

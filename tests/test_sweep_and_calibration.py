@@ -303,3 +303,44 @@ def test_thread_tile_size_scales_the_pipe_overlap():
     # the calibration records only warp counts whose blocks all fit (no mislabelled two-round points)
     assert max(int(k) for k in m.smem_outer_GFLOPS_by_warps_per_sm) == 16
     assert max(int(k) for k in m.ffma_outer_GFLOPS_by_warps_per_sm) == 24
+
+
+def test_single_buffered_load_phase_from_the_tile_loop():
+    """calibrate's single-buffered tile loop: X_b = (time - time without loads) at b blocks over the same
+    at one block, at r_b = compute without loads / that phase; recomputed here. With it the model
+    exposes X x (latency + one block's tile through the port) + the two shared-memory latencies for a
+    single-buffered kernel: the co-resident blocks' bursts do not add up. Double-buffered and
+    uncalibrated predictions are untouched."""
+    dev = _cal("calibration-20261122-133331-h100-sxm.toml")
+    m = dev.measured
+    full, bare = m.tile_loop_cycles_by_ksteps_by_blocks, m.tile_loop_no_load_cycles_by_ksteps_by_blocks
+    lone = full["32"]["1"] - bare["32"]["1"]
+    x4 = (full["32"]["4"] - bare["32"]["4"]) / lone
+    assert float(dev.tile_exposure(4, bare["32"]["4"] / lone)) == pytest.approx(x4)
+    assert float(dev.tile_exposure(1, 3.0)) == pytest.approx(1.0)
+    assert 0.5 < x4 < 0.9 and abs(float(dev.tile_exposure(2, 10.0)) - 1.0) < 0.1  # 4 long-compute blocks drift apart
+    assert float(dev.tile_exposure(8, 1e6)) == pytest.approx(x4)  # clamped to the measured blocks and r
+    kw = dict(clock_MHz=1980, figures="measured")
+    cfg = KernelConfig.make("tiled_1d")  # 2 blocks of 16 warps, 4 KB tiles, single buffer
+    p = predict(dev, cfg, 4096, registers=48, **kw)
+    tiles = p.waves.blocks * (4096 / cfg.bk)
+    l2 = next(lv.bytes for lv in p.traffic if lv.level == "l2")
+    phase = _mem_latency(dev, p) + l2 / tiles / m.l2_sm_port_bytes_per_clock  # one block's tile, not two
+    compute = p.cycles_per_tile["latency"] - p.exposed_latency_cycles
+    x = float(dev.tile_exposure(p.occupancy.blocks_per_sm, compute / phase))
+    assert p.exposed_latency_cycles == pytest.approx(x * phase + 2 * dev.with_measured().latency.smem_latency_cycles)
+    assert p.load_phase_share == pytest.approx(x)
+    no_tile = dev.model_copy(update=dict(measured=m.model_copy(update=dict(tile_loop_cycles_by_ksteps_by_blocks=None))))
+    q = predict(no_tile, cfg, 4096, registers=48, **kw)
+    assert q.load_phase_share is None and q.exposed_latency_cycles > p.exposed_latency_cycles  # b x burst before
+    db = KernelConfig.make("double_buffer")
+    assert predict(dev, db, 4096, registers=128, **kw).load_phase_share is None
+
+
+def _mem_latency(dev, p):
+    """The model's global-load latency for a prediction: L2 and DRAM latency mixed by the DRAM share."""
+    from perfmodel.model.terms import mem_latency
+
+    by = {lv.level: lv.bytes for lv in p.traffic}
+    lat = dev.with_measured().latency
+    return float(mem_latency(by["dram"], by["l2"], lat.l2_latency_cycles, lat.dram_latency_cycles)[0])

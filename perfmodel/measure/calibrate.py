@@ -42,7 +42,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     f = {n: mod.get_function(n) for n in ("ffma_independent", "ffma_outer", "ffma_latency", "chase_global", "chase_smem",
                                             "smem_bandwidth", "read_bandwidth", "tile_phase", "l2_sm_port", "ffma_outer_smem",
                                             "ffma_outer_smem_sb", "ffma_outer_16x8",
-                                            "ffma_outer_smem_16x8")}
+                                            "ffma_outer_smem_16x8", "tile_loop")}
     out = drv.mem_alloc(64)
     cyc = drv.mem_alloc(8 * 4096)
     sms = gpu.sm_count
@@ -175,6 +175,29 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         ports.append(1024 * 128 * iters_p / float(cc[0]))
     res["l2_sm_port_bytes_per_clock"] = float(np.median(ports))
     log(f"  L2 -> one SM alone: {res['l2_sm_port_bytes_per_clock']:.1f} B/clk (median of 5, {min(ports):.1f}-{max(ports):.1f})")
+    # a single-buffered k-tile loop (8 KB tile per 4-warp block, 8 or 32 k steps of the shared-memory-fed
+    # outer product) with 1-4 blocks per SM, with and without the global loads: how much of a lone
+    # block's exposed load phase b blocks still expose (1 in lockstep, less as they drift apart)
+    full, bare = {}, {}
+    fits = gpu.blocks_per_sm(cubin, "tile_loop", 128)
+    for ks in (8, 32):
+        full[str(ks)], bare[str(ks)] = {}, {}
+        for b in range(1, min(4, fits) + 1):
+            for loads, table in ((1, full), (0, bare)):
+                args = (buf, np.uint32(region // 16 - 1), np.int32(4), np.int32(ks))
+                f["tile_loop"](*args, np.int32(10), np.int32(loads), cyc, out, block=(128, 1, 1), grid=(sms * b, 1))  # warm
+                f["tile_loop"](*args, np.int32(200), np.int32(loads), cyc, out, block=(128, 1, 1), grid=(sms * b, 1))
+                gpu.sync()
+                cc = np.zeros(sms * b, np.int64)
+                drv.memcpy_dtoh(cc, cyc)
+                table[str(ks)][str(b)] = float(np.median(cc))
+    res["tile_loop_cycles_by_ksteps_by_blocks"] = full
+    res["tile_loop_no_load_cycles_by_ksteps_by_blocks"] = bare
+    for ks in full:
+        lone = full[ks]["1"] - bare[ks]["1"]
+        log(f"  single-buffered tile loop, {ks} k steps: exposed load phase by blocks/SM (cycles, share of one block's): "
+            + ", ".join(f"{b}: {full[ks][b] - bare[ks][b]:.0f} ({(full[ks][b] - bare[ks][b]) / lone:.2f})" for b in full[ks])
+            + "; compute " + ", ".join(f"{b}: {bare[ks][b]:.0f}" for b in bare[ks]))
     buf.free()
     res["tile_load_cycles_by_bytes"] = phase
     log("  tile load phase (cycles, one block per SM on all SMs): " + ", ".join(f"{b} B: {v:.0f}" for b, v in phase.items()))

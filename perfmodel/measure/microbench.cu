@@ -277,6 +277,63 @@ __global__ void tile_phase(const float4* __restrict__ src, int f4, int iters, un
     if (acc == 1.2345f) out[0] = acc;
 }
 
+// A single-buffered GEMM k-tile loop with b blocks per SM: each iteration every thread of a 4-warp
+// block loads f4 float4 of the next tile from an L2-resident region (L1 bypassed; loads = 0 takes the
+// values from registers instead, keeping the stores and barriers), stores them to shared memory,
+// meets at a barrier, runs `ksteps` k steps of the 8x8 outer product fed by four LDS.128, and meets
+// again. Thread 0 of each block reports cycles per iteration. (full - no loads) with b blocks against
+// the same with one block says how much of a lone block's exposed load phase b blocks still expose:
+// 1 if they stay in lockstep, less as they drift apart and one block's compute covers another's wait.
+__global__ void tile_loop(const float4* __restrict__ src, unsigned mask_f4, int f4, int ksteps, int iters, int loads,
+                          long long* cycles, float* out) {
+    __shared__ __align__(16) float As[32][128];
+    __shared__ __align__(16) float Bs[32][128];
+    const int tid = threadIdx.x, nt = blockDim.x, tx = tid % 16, ty = (tid / 16) % 8;
+    for (int i = tid; i < 32 * 128; i += nt) {
+        (&As[0][0])[i] = 1.0f + i * 1e-7f;
+        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    }
+    float acc[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+        const unsigned base = (blockIdx.x * 8191u + (unsigned)it * 131071u) * (unsigned)(nt * 8);
+        float4 v[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            if (r < f4) v[r] = loads ? __ldcg(&src[(base + r * nt + tid) & mask_f4]) : make_float4(it, r, tid, 1.0f);
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            if (r < f4) ((float4*)&As[0][0])[r * nt + tid] = v[r];
+        __syncthreads();
+#pragma unroll 8
+        for (int k = 0; k < ksteps; ++k) {
+            float x[8], y[8];
+            *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
+            *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k][tx * 4];
+            *(float4*)&y[4] = *(const float4*)&Bs[k][64 + tx * 4];
+#pragma unroll
+            for (int m = 0; m < 8; ++m)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+        }
+        __syncthreads();
+    }
+    long long t1 = clock64();
+    if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // L2 -> SM bandwidth of one SM alone (its port, not its share of the L2): one block of 1024 threads
 // on one SM streams float4 from an L2-resident, power-of-two region (L1 bypassed), 8 independent
 // loads per thread per iteration; thread 0 reports the cycles. Bytes per clock = 1024*128*iters / cycles.

@@ -175,7 +175,9 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
               dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_level=local_level, warps_block=warps,
               mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
               f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf,
-              port_bpc=(calibrated.measured.l2_sm_port_bytes_per_clock if figures == "measured" else None))
+              port_bpc=(calibrated.measured.l2_sm_port_bytes_per_clock if figures == "measured" else None),
+              tile_exposure=(calibrated.tile_exposure if figures == "measured" and calibrated.tile_exposure(1, 1.0) is not None
+                             else None))
     safe_b = np.maximum(b, 1)
     per_wave, full, tail = T.waves(blocks, safe_b, sms)
     resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
@@ -226,6 +228,16 @@ def _local_text(x: dict, from_sass) -> Optional[str]:
     where = "in L1" if lvl > 0 else f"{1 + lvl:.0%} in L2, the rest in DRAM" if lvl < 0 else "in L2"
     src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
     return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
+
+
+def _load_phase_share(device, bt, x, config, figures) -> Optional[float]:
+    """X of DeviceSpec.tile_exposure for a single-buffered tiled kernel with calibrated figures, else None."""
+    port = device.measured.l2_sm_port_bytes_per_clock if figures == "measured" and device.measured else None
+    if port is None or config.spec.buffers != 1 or not config.spec.uses_smem or device.tile_exposure(1, 1.0) is None:
+        return None
+    tiles = max(float(x["blocks"]) * float(x["ktiles"]), 1.0)
+    phase = float(x["mem_latency"]) + float(x["l2_bytes"]) / tiles / port
+    return (float(x["exposed"]) - 2 * device.latency.smem_latency_cycles) / phase
 
 
 # ---- the typed single prediction ---------------------------------------------------------
@@ -305,6 +317,7 @@ class Prediction(_M):
     exposed_latency_cycles: float
     l2_port_bytes_per_clock: Optional[float] = None  # measured L2->SM port the tile burst arrives through
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
+    load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -391,5 +404,6 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         exposed_latency_cycles=float(x["exposed"]),
         l2_port_bytes_per_clock=port,
         pipe_overlap=float(x["overlap"]),
+        load_phase_share=_load_phase_share(device, bt, x, config, figures),
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
         bound=bound, reason=reason)

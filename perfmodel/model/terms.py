@@ -76,7 +76,7 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_level, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0):
+                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0, tile_exposure=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -99,6 +99,14 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     The compute phase is max(issue, smem) + overlap * min(issue, smem): `overlap` is the share of the
     smaller pipe time that the resident warps cannot run under the larger one (DeviceSpec.pipe_overlap:
     about 0.6 with one warp per scheduler, 0.2 with two, 0.05 with four or more; 0 without a calibration).
+    With calibrate's single-buffered tile loop (`tile_exposure`, DeviceSpec.tile_exposure) the load phase
+    is one block's: latency + its own tile through the port (the loop exposes the same ~420 cycles
+    with 1-4 blocks per SM: the co-resident blocks' bursts overlap their latency instead of queueing
+    behind it), and a single-buffered kernel exposes the measured share X(b, compute / phase) of it
+    (1 with one or two blocks; 0.8 / 0.7 with three / four and long compute phases, as the blocks drift
+    apart). DRAM enters through the latency mix and, for the average, through the dram term: the same
+    loop streaming a DRAM-resident region exposes 464 cycles with one block (not the pointer chase's
+    +317) and about twice that with 3-4 (benchmarks/tile_loop_dram.py).
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
@@ -115,8 +123,16 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     compute = np.maximum(t_issue, t_smem) + overlap * np.minimum(t_issue, t_smem)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
     load_phase = mem_latency + np.maximum(burst, t_dram)
+    single = load_phase
+    if tile_exposure is not None and port_bpc is not None:
+        # measured by calibrate's single-buffered tile loop (DeviceSpec.tile_exposure): the resident
+        # blocks' bursts do not add up (one block's burst through the port is what shows, from L2 or
+        # DRAM alike; DRAM bandwidth bounds only the average, the dram term), and b blocks expose the
+        # share X(b, compute / phase) of one block's phase
+        load_phase = mem_latency + l2_bytes_tile / port_bpc
+        single = tile_exposure(b, compute / np.maximum(load_phase, 1.0)) * load_phase
     exposed = np.where(kind == 0, exposed_k,
-                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), load_phase) + 2 * smem_latency)
+                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single) + 2 * smem_latency)
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
     return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed
 
