@@ -16,9 +16,11 @@ CAL = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "results" / "calibration-
 VALIDATE = ["20261122-102443-h100-sxm", "20261122-102712-h100-sxm-seed1", "20261122-110019-h100-sxm-seed2",
             "20261122-112024-h100-sxm-seed3", "20261122-114007-h100-sxm-seed4", "20261122-120847-h100-sxm-seed5",
             "20261122-125435-h100-sxm-seed6", "20261122-130135-h100-sxm-seed7",
-            "20261122-131742-h100-sxm-seed8"]
+            "20261122-131742-h100-sxm-seed8",
+            "20261122-133937-h100-sxm-seed9"]
 TUNES = ["20261122-110302-h100-sxm-tune", "20261122-130917-h100-sxm-tune-seed1",
-         "20261122-132007-h100-sxm-tune-seed2"]
+         "20261122-132007-h100-sxm-tune-seed2",
+         "20261122-134157-h100-sxm-tune-seed3"]
 
 
 def main():
