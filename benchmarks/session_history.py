@@ -19,7 +19,8 @@ COMMITS = [
     ("37e7174", "+ pipe overlap e(w) x min(issue, smem) (spread microbenchmark); FFMA-only rate for tiled kernels"),
     ("4becda7", "+ FFMA rate of the 16x8 outer product for 128-output threads"),
     ("d9bedc9", "+ shared-memory Little's law in wavefronts, not load instructions"),
-    ("02e22d3", "+ pipe overlap of the 16x8 shared-memory-fed loop (final model)"),
+    ("02e22d3", "+ pipe overlap of the 16x8 shared-memory-fed loop"),
+    ("fb4cf63", "+ single-buffered load phase from the measured tile loop: one block's burst, share X(b) exposed (final)"),
 ]
 KEYS = "from perfmodel.devices import Measured; print(' '.join(Measured.model_fields))"
 
