@@ -334,6 +334,56 @@ __global__ void tile_loop(const float4* __restrict__ src, unsigned mask_f4, int 
     if (s == 12345.0f) out[0] = s;
 }
 
+// The double-buffered version of tile_loop: the next tile's global loads are issued before the k
+// steps on the current buffer and stored to the other buffer after them, one barrier per tile.
+__global__ void tile_loop_db(const float4* __restrict__ src, unsigned mask_f4, int f4, int ksteps, int iters, int loads,
+                             long long* cycles, float* out) {
+    __shared__ __align__(16) float As[2][16][128];
+    __shared__ __align__(16) float Bs[16][128];
+    const int tid = threadIdx.x, nt = blockDim.x, tx = tid % 16, ty = (tid / 16) % 8;
+    for (int i = tid; i < 2 * 16 * 128; i += nt) (&As[0][0][0])[i] = 1.0f + i * 1e-7f;
+    for (int i = tid; i < 16 * 128; i += nt) (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    float acc[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+        const int cur = it & 1;
+        const unsigned base = (blockIdx.x * 8191u + (unsigned)it * 131071u) * (unsigned)(nt * 8);
+        float4 v[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            if (r < f4) v[r] = loads ? __ldcg(&src[(base + r * nt + tid) & mask_f4]) : make_float4(it, r, tid, 1.0f);
+#pragma unroll 8
+        for (int k = 0; k < ksteps; ++k) {
+            float x[8], y[8];
+            *(float4*)&x[0] = *(const float4*)&As[cur][k & 15][ty * 4];
+            *(float4*)&x[4] = *(const float4*)&As[cur][k & 15][64 + ty * 4];
+            *(float4*)&y[0] = *(const float4*)&Bs[k & 15][tx * 4];
+            *(float4*)&y[4] = *(const float4*)&Bs[k & 15][64 + tx * 4];
+#pragma unroll
+            for (int m = 0; m < 8; ++m)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+        }
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            if (r < f4) ((float4*)&As[cur ^ 1][0][0])[(r * nt + tid) % 512] = v[r];
+        __syncthreads();
+    }
+    long long t1 = clock64();
+    if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // L2 -> SM bandwidth of one SM alone (its port, not its share of the L2): one block of 1024 threads
 // on one SM streams float4 from an L2-resident, power-of-two region (L1 bypassed), 8 independent
 // loads per thread per iteration; thread 0 reports the cycles. Bytes per clock = 1024*128*iters / cycles.
