@@ -1,6 +1,31 @@
 // Microbenchmarks for `perfmodel calibrate`. Each measures one device figure the model uses.
 extern "C" {
 
+// Shared by the outer-product microbenchmarks: one k step of an 8x8 thread tile fed from shared memory
+// (four LDS.128: A at a0 and a1, B at b0 and b1, then 64 FFMAs), and the reduction that keeps the
+// accumulators alive.
+__device__ __forceinline__ void outer8x8_step(float (&acc)[8][8], const float* a0, const float* a1, const float* b0,
+                                              const float* b1) {
+    float x[8], y[8];
+    *(float4*)&x[0] = *(const float4*)a0;
+    *(float4*)&x[4] = *(const float4*)a1;
+    *(float4*)&y[0] = *(const float4*)b0;
+    *(float4*)&y[4] = *(const float4*)b1;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+}
+
+__device__ __forceinline__ void keep8x8(const float (&acc)[8][8], float* out) {
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
 // Independent FFMA chains: 8 per thread, 16x unrolled -> peak FP32 issue when occupancy is full.
 __global__ void ffma_independent(float* out, int iters) {
     float a[8];
@@ -38,12 +63,7 @@ __global__ void ffma_outer(float* out, int iters) {
 #pragma unroll
         for (int m = 0; m < 8; ++m) { x[m] = acc[m][m] * 1e-30f + x[m]; }
     }
-    float s = 0;
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s += acc[m][n];
-    if (s == 12345.0f) out[0] = s;
+    keep8x8(acc, out);
 }
 
 // The same with a 16x8 thread tile (128 accumulators, as the 16x8 configurations of the ladder): more
@@ -102,12 +122,7 @@ __device__ __forceinline__ void smem_outer_loop(const float (*As)[128], const fl
         }
         __syncthreads();
     }
-    float s = 0;
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s += acc[m][n];
-    if (s == 12345.0f) out[0] = s;
+    keep8x8(acc, out);
 }
 
 // Conflict-free B (16 consecutive bytes per lane, quadrant layout), 128-thread blocks (16 x 8 threads).
@@ -312,26 +327,13 @@ __global__ void tile_loop(const float4* __restrict__ src, unsigned mask_f4, int 
         __syncthreads();
 #pragma unroll 8
         for (int k = 0; k < ksteps; ++k) {
-            float x[8], y[8];
-            *(float4*)&x[0] = *(const float4*)&As[k][ty * 4];
-            *(float4*)&x[4] = *(const float4*)&As[k][64 + ty * 4];
-            *(float4*)&y[0] = *(const float4*)&Bs[k][tx * 4];
-            *(float4*)&y[4] = *(const float4*)&Bs[k][64 + tx * 4];
-#pragma unroll
-            for (int m = 0; m < 8; ++m)
-#pragma unroll
-                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+            outer8x8_step(acc, &As[k][ty * 4], &As[k][64 + ty * 4], &Bs[k][tx * 4], &Bs[k][64 + tx * 4]);
         }
         __syncthreads();
     }
     long long t1 = clock64();
     if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
-    float s = 0;
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s += acc[m][n];
-    if (s == 12345.0f) out[0] = s;
+    keep8x8(acc, out);
 }
 
 // The double-buffered version of tile_loop: the next tile's global loads are issued before the k
@@ -359,15 +361,8 @@ __global__ void tile_loop_db(const float4* __restrict__ src, unsigned mask_f4, i
             if (r < f4) v[r] = loads ? __ldcg(&src[(base + r * nt + tid) & mask_f4]) : make_float4(it, r, tid, 1.0f);
 #pragma unroll 8
         for (int k = 0; k < ksteps; ++k) {
-            float x[8], y[8];
-            *(float4*)&x[0] = *(const float4*)&As[cur][k & 15][ty * 4];
-            *(float4*)&x[4] = *(const float4*)&As[cur][k & 15][64 + ty * 4];
-            *(float4*)&y[0] = *(const float4*)&Bs[k & 15][tx * 4];
-            *(float4*)&y[4] = *(const float4*)&Bs[k & 15][64 + tx * 4];
-#pragma unroll
-            for (int m = 0; m < 8; ++m)
-#pragma unroll
-                for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+            outer8x8_step(acc, &As[cur][k & 15][ty * 4], &As[cur][k & 15][64 + ty * 4], &Bs[k & 15][tx * 4],
+                          &Bs[k & 15][64 + tx * 4]);
         }
 #pragma unroll
         for (int r = 0; r < 4; ++r)
@@ -376,12 +371,7 @@ __global__ void tile_loop_db(const float4* __restrict__ src, unsigned mask_f4, i
     }
     long long t1 = clock64();
     if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
-    float s = 0;
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s += acc[m][n];
-    if (s == 12345.0f) out[0] = s;
+    keep8x8(acc, out);
 }
 
 // L2 -> SM bandwidth of one SM alone (its port, not its share of the L2): one block of 1024 threads
