@@ -150,9 +150,9 @@ class DeviceSpec(_Strict):
             return c if warps_per_sm is None else np.full_like(np.asarray(warps_per_sm, dtype=float), c)
         w = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
 
-        def factor(table, minus=0.0):
+        def factor(table, minus=0.0, at=None):
             pts = sorted((float(k), v) for k, v in table.items())
-            return np.interp(w, np.log2([x for x, _ in pts]), [peak / v - minus for _, v in pts])
+            return np.interp(w if at is None else at, np.log2([x for x, _ in pts]), [peak / v - minus for _, v in pts])
 
         c = factor(m.ffma_outer_GFLOPS_by_warps_per_sm)
         if smem_fed is not None and m.smem_outer_GFLOPS_by_warps_per_sm:
@@ -161,11 +161,8 @@ class DeviceSpec(_Strict):
         t16 = m.ffma_outer_16x8_GFLOPS_by_warps_per_sm
         if accumulators is not None and t16:
             ws = sorted(float(k) for k in t16)
-            w_in = np.clip(w, np.log2(ws[0]), np.log2(ws[-1]))
-            c8 = np.interp(w_in, np.log2(ws), [peak / np.interp(np.log2(k), np.log2(sorted(float(x) for x in m.ffma_outer_GFLOPS_by_warps_per_sm)),
-                                                                 [m.ffma_outer_GFLOPS_by_warps_per_sm[x] for x in sorted(m.ffma_outer_GFLOPS_by_warps_per_sm, key=float)])
-                                                 for k in ws])
-            c16 = np.interp(w_in, np.log2(ws), [peak / t16[str(int(k))] for k in ws])
+            w_in = np.clip(w, np.log2(ws[0]), np.log2(ws[-1]))  # the 16x8 loop's measured warp range
+            c8, c16 = factor(m.ffma_outer_GFLOPS_by_warps_per_sm, at=w_in), factor(t16, at=w_in)
             f = np.clip(np.log2(np.maximum(np.asarray(accumulators, dtype=float), 1.0)) - 6.0, 0.0, 1.0)
             c = c * (c16 / c8) ** f
         return np.maximum(1.0, c)
