@@ -109,6 +109,13 @@ def test_calibrate_figures_are_physical(gpu, device):
         assert rates[-1] <= rates[0] * 1.02  # a 256 KB loop never issues faster than an 8 KB one
     phase = [v for _, v in sorted((int(k), v) for k, v in res["tile_load_cycles_by_bytes"].items())]
     assert phase == sorted(phase) and phase[0] > res["l2_latency_cycles"]
+    full, bare = res["tile_loop_cycles_by_ksteps_by_blocks"], res["tile_loop_no_load_cycles_by_ksteps_by_blocks"]
+    for ks in full:  # loads only add time; a lone block exposes at least the L2 latency; more blocks, more compute
+        assert all(full[ks][b] > bare[ks][b] for b in full[ks])
+        assert full[ks]["1"] - bare[ks]["1"] > 0.8 * res["l2_latency_cycles"]
+        assert [bare[ks][b] for b in sorted(bare[ks], key=int)] == sorted(bare[ks].values())
+    for table in ("ffma_outer_GFLOPS_by_warps_per_sm", "smem_outer_GFLOPS_by_warps_per_sm"):  # only counts that fit
+        assert max(int(w) for w in res[table]) <= 32
 
 
 def test_sweep_measure_reports_the_rank(tmp_path, monkeypatch, capsys):
