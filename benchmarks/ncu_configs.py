@@ -1,5 +1,7 @@
 """Launch chosen configurations once at 4096^3 for ncu (GPU only). Prints 'kernel LABEL' before each.
-   ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py"""
+   ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py [top10]
+   top10: the model's top ten of the session-3 tuning runs (all double_buffer)"""
+import sys
 
 from perfmodel import KernelConfig
 from perfmodel.measure.gpu import Gpu, Problem
@@ -11,6 +13,11 @@ CONFIGS = [
     ("tiled_2d", dict(bm=128, bn=128, bk=8, tm=8, tn=8)),
     ("warp_tiled", {}),
 ]
+TOP10 = [("double_buffer", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for bm, bn, bk, tm in (
+    (128, 256, 16, 8), (128, 256, 16, 16), (256, 128, 16, 8), (256, 128, 16, 16), (128, 256, 8, 16),
+    (64, 256, 16, 16), (128, 128, 16, 16), (256, 128, 8, 16), (128, 128, 8, 16), (64, 256, 8, 16))]
+if sys.argv[1:] == ["top10"]:
+    CONFIGS = TOP10
 S = 4096
 gpu = Gpu()
 prob = Problem(gpu, S, S, S)
