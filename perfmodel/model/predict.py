@@ -193,10 +193,10 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
     code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
     fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
-    cyc_full, exposed = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
-                                      overlap=ovl_of(safe_b * warps))
-    cyc_tail, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
-                                fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps))
+    cyc_full, exposed, share = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
+                                             overlap=ovl_of(safe_b * warps))
+    cyc_tail, _, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
+                                   fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps))
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)
@@ -215,7 +215,8 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
                  cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
-                 local_tile=local_tile, local_level=local_level, overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)))
+                 local_tile=local_tile, local_level=local_level, overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
+                 load_phase_share=np.broadcast_to(share, (n,)))
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
 
@@ -228,16 +229,6 @@ def _local_text(x: dict, from_sass) -> Optional[str]:
     where = "in L1" if lvl > 0 else f"{1 + lvl:.0%} in L2, the rest in DRAM" if lvl < 0 else "in L2"
     src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
     return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
-
-
-def _load_phase_share(device, bt, x, config, figures) -> Optional[float]:
-    """X of DeviceSpec.tile_exposure for a single-buffered tiled kernel with calibrated figures, else None."""
-    port = device.measured.l2_sm_port_bytes_per_clock if figures == "measured" and device.measured else None
-    if port is None or config.spec.buffers != 1 or not config.spec.uses_smem or device.tile_exposure(1, 1.0) is None:
-        return None
-    tiles = max(float(x["blocks"]) * float(x["ktiles"]), 1.0)
-    phase = float(x["mem_latency"]) + float(x["l2_bytes"]) / tiles / port
-    return (float(x["exposed"]) - 2 * device.latency.smem_latency_cycles) / phase
 
 
 # ---- the typed single prediction ---------------------------------------------------------
@@ -404,6 +395,6 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         exposed_latency_cycles=float(x["exposed"]),
         l2_port_bytes_per_clock=port,
         pipe_overlap=float(x["overlap"]),
-        load_phase_share=_load_phase_share(device, bt, x, config, figures),
+        load_phase_share=None if np.isnan(x["load_phase_share"]) else float(x["load_phase_share"]),
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
         bound=bound, reason=reason)

@@ -108,7 +108,8 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     loop streaming a DRAM-resident region exposes 464 cycles with one block (not the pointer chase's
     +317) and about twice that with 3-4 (benchmarks/tile_loop_dram.py).
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
-    Returns (cycles per term stacked, exposed latency)."""
+    Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
+    single-buffered kernel exposes, NaN where it does not apply)."""
     sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
     slots = np.minimum(sched, b * warps_block)
@@ -123,18 +124,20 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     compute = np.maximum(t_issue, t_smem) + overlap * np.minimum(t_issue, t_smem)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
     load_phase = mem_latency + np.maximum(burst, t_dram)
-    single = load_phase
+    single, share = load_phase, np.nan
     if tile_exposure is not None and port_bpc is not None:
         # measured by calibrate's single-buffered tile loop (DeviceSpec.tile_exposure): the resident
         # blocks' bursts do not add up (one block's burst through the port is what shows, from L2 or
         # DRAM alike; DRAM bandwidth bounds only the average, the dram term), and b blocks expose the
         # share X(b, compute / phase) of one block's phase
         load_phase = mem_latency + l2_bytes_tile / port_bpc
-        single = tile_exposure(b, compute / np.maximum(load_phase, 1.0)) * load_phase
+        share = tile_exposure(b, compute / np.maximum(load_phase, 1.0))
+        single = share * load_phase
     exposed = np.where(kind == 0, exposed_k,
                        np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single) + 2 * smem_latency)
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
-    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed
+    share = np.where(kind == 1, share, np.nan)
+    return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed, share
 
 
 TERMS = ("fma", "issue", "smem", "l2", "dram", "local", "latency")
