@@ -86,6 +86,15 @@ def _local_tile(run: Run, m, cfg) -> float | None:
     return local_bytes_per_tile(_same_source_facts(run, cfg), cfg)
 
 
+def _program(run: Run, cfg) -> dict | None:
+    """The k-tile loop program (measure.sass.loop_program) of today's build of cfg when the run used
+    today's kernel sources; else None (the closed-form compute phase)."""
+    if not cfg.spec.uses_smem:
+        return None
+    facts = _same_source_facts(run, cfg)
+    return None if facts is None else facts.get("loop_program")
+
+
 def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet") -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 
@@ -111,7 +120,7 @@ def rows(run: Run, device: DeviceSpec | None = None, figures: str = "datasheet")
                         registers_source="binary that ran" if m.registers else None,
                         clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None),
                         local_bytes=m.spill_bytes or 0, figures=figures, prefetch=pf, prefetch_source=pf_src,
-                        local_tile_bytes=_local_tile(run, m, cfg))
+                        local_tile_bytes=_local_tile(run, m, cfg), program=_program(run, cfg))
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)

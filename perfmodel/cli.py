@@ -120,16 +120,14 @@ def cmd_predict(a) -> int:
     M, N, K = _size(a)
     cfg.check_device(dev)
     regs, src, local, prefetch, pf_src = a.registers, "--registers" if a.registers else None, 0, None, "source"
-    local_tile = None
+    local_tile = facts = None
     if regs is None and not a.estimate:  # the compiler's figures where the local nvcc can target this architecture
         from .measure.build import resource_usage
         from .measure.sass import sass_facts
 
         try:
             usage = resource_usage(cfg, dev.compute_capability)
-            facts = None
-            if usage and (cfg.spec.buffers == 2 or usage["spill_stores"]):
-                facts = sass_facts(cfg, dev.compute_capability)
+            facts = sass_facts(cfg, dev.compute_capability) if usage and cfg.spec.uses_smem else None
         except RuntimeError:
             usage = facts = None
         if usage:
@@ -142,7 +140,8 @@ def cmd_predict(a) -> int:
 
             local_tile = local_bytes_per_tile(facts, cfg)
     p = predict(dev, cfg, M, N, K, registers=regs, registers_source=src, clock_MHz=a.clock, figures=figures,
-                local_bytes=local, prefetch=prefetch, prefetch_source=pf_src, local_tile_bytes=local_tile)
+                local_bytes=local, prefetch=prefetch, prefetch_source=pf_src, local_tile_bytes=local_tile,
+                program=facts.get("loop_program") if facts else None)
     print(p.model_dump_json(indent=2) if a.json else render(p))
     return 0
 

@@ -53,11 +53,16 @@ def render(p: Prediction) -> str:
     if p.load_phase_share is not None:
         via = (f"one block's tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk port, "
                f"{p.load_phase_share:.2f} of that phase exposed with {o.blocks_per_sm} block(s)/SM (calibrated tile loop)")
-    if p.pipe_overlap > 0:
+    if p.scheduled_compute_cycles is not None:
+        L.append(f"  (compute = {p.scheduled_compute_cycles:,.0f} cycles: the binary's k-tile loop replayed on one warp scheduler "
+                 f"with {o.warps_per_sm} warps/SM: issue order, FFMA rate, fragment-load latency, shared pipe and barrier)")
+    elif p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: global latency, {via}, "
-             f"store and barrier)")
+             f"store and barrier)" if p.scheduled_compute_cycles is None else
+             f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
+             f"global latency, {via})")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")

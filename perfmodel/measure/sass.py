@@ -106,6 +106,87 @@ def main_loop(sass: str) -> Optional[dict]:
                 loop_local_bytes=sum(width(o) for o in body if o.startswith(("LDL", "STL"))))
 
 
+# instruction classes of a loop program (model.schedule): F FFMA, S shared load, T shared store, G global
+# load, B barrier, L local load, K local store, A everything else (fixed-latency ALU, branches, ...)
+_CLASSES = (("FFMA", "F"), ("LDS", "S"), ("STS", "T"), ("LDG", "G"), ("BAR", "B"), ("LDL", "L"), ("STL", "K"))
+# producers whose results arrive after a variable latency (scoreboarded): every consumer edge is kept;
+# fixed-latency producers matter only within FIXED_WINDOW instructions (each issue takes >= 1 cycle)
+_VARIABLE = "SGL"
+FIXED_WINDOW = 8
+
+
+def _regs(tok: str, width: int) -> list[int]:
+    out = []
+    for m in re.finditer(r"\bR(\d+)(\.64)?\b", tok):
+        r = int(m.group(1))
+        out += range(r, r + (2 if m.group(2) else width))
+    return out
+
+
+def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
+    """(opcode, destination registers, source registers) of nvdisasm lines (predicates and uniform
+    registers dropped; RZ is not a register)."""
+    out = []
+    for line in lines:
+        m = re.search(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);", line)
+        if not m:
+            continue
+        op, args = m.group(2), m.group(3)
+        w = 4 if ".128" in op else 2 if (".64" in op or ".WIDE" in op) else 1
+        parts = [p.strip() for p in args.split(",")] if args else []
+        if op.startswith(("ST", "BAR", "BRA", "BSYNC", "BSSY", "RED", "ATOM", "EXIT")) or not parts or not re.match(r"R\d", parts[0]):
+            dst, srcs = [], parts
+        else:
+            dst, srcs = _regs(parts[0], w), parts[1:]
+        src = []
+        for t in srcs:  # a store's data operand is as wide as the store; addresses are one register (or .64)
+            src += _regs(t.replace(".reuse", ""), w if op.startswith("ST") and not t.startswith("[") else 1)
+        out.append((op, dst, src))
+    return out
+
+
+def loop_program(sass: str) -> Optional[dict]:
+    """The k-tile loop (the backward branch whose body holds the most FFMAs) as a dependency program for
+    model.schedule: `cls`, one class letter per instruction (see _CLASSES), `wide`, the access width in
+    4-byte words of each memory instruction (else 0), and `deps`, per instruction the distances back to
+    the producers of its source registers (and of registers it overwrites while a load into them is in
+    flight) that can hold it: every variable-latency producer, fixed-latency ones within FIXED_WINDOW.
+    Distances reach into the previous pass for loop-carried registers. None without such a loop."""
+    lines = sass.splitlines()
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*(\.L_x_\d+):", ln))}
+    best = None
+    for i, ln in enumerate(lines):
+        m = re.search(r"\bBRA\b.*`\((\.L_x_\d+)\)", ln)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            body = lines[labels[m.group(1)]:i + 1]
+            n = sum("FFMA" in x for x in body)
+            if best is None or n > best[0]:
+                best = (n, body)
+    if best is None:
+        return None
+    ins = _instructions(best[1])
+    n = len(ins)
+    cls = "".join(next((c for p, c in _CLASSES if op.startswith(p)), "A") for op, _, _ in ins)
+    wide = [(4 if ".128" in op else 2 if ".64" in op else 1) if cls[i] in "STGLK" else 0 for i, (op, _, _) in enumerate(ins)]
+    writer: dict[int, int] = {}
+    deps: list[list[int]] = [[] for _ in range(n)]
+    for rnd in range(2):  # the second pass sees the loop-carried producers of the first
+        for i, (op, dst, src) in enumerate(ins):
+            j = i + rnd * n
+            if rnd == 1:
+                ds = set()
+                for r in src + [r for r in dst if cls[writer.get(r, j) % n] in _VARIABLE]:
+                    k = writer.get(r)
+                    if k is not None and k < j and (cls[k % n] in _VARIABLE or j - k <= FIXED_WINDOW):
+                        ds.add(j - k)
+                deps[i] = sorted(ds)
+            for r in dst:
+                writer[r] = j
+    import hashlib
+
+    return dict(id=hashlib.sha1("\n".join(best[1]).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
+
+
 def prefetch_effective(opcodes: list[str]) -> bool:
     """True if at least a quarter of the compute phase follows the next tile's loads."""
     return prefetch_fraction(opcodes) >= 0.25
@@ -134,7 +215,7 @@ def listing_facts(sass: str) -> dict:
     end = opc.index("EXIT") if "EXIT" in opc else len(opc)
     return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
                 ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
-                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}))
+                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}), loop_program=loop_program(sass))
 
 
 def local_bytes_per_tile(facts: Optional[dict], cfg: KernelConfig) -> Optional[float]:
@@ -152,7 +233,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     when nvcc/nvdisasm are missing or cannot target the architecture. Cached on disk."""
     if not available() or build.arch_of(compute_capability) < build.MIN_ARCH:
         return None
-    key = build.cache_key(cfg, compute_capability) + "-sass3"
+    key = build.cache_key(cfg, compute_capability) + "-sass4"
     cached = build.cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())

@@ -63,13 +63,16 @@ class PredictionBatch:
 
 
 def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None, local_bytes=None,
-                  figures: str = "datasheet", prefetch=None, local_tile_bytes=None) -> PredictionBatch:
+                  figures: str = "datasheet", prefetch=None, local_tile_bytes=None, programs=None) -> PredictionBatch:
     """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
     estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate);
     prefetch: per config, the share of a double-buffered binary's compute phase issued after the next
     tile's loads (measure.sass: 1 = loads first, 0 = sunk below the FFMAs; None: 1, as the source intends);
     local_tile_bytes: per config, local loads + stores per thread per k-tile read off the binary's main
-    loop (measure.sass; NaN or None: estimated from the frame size)."""
+    loop (measure.sass; NaN or None: estimated from the frame size); programs: per config, the binary's
+    k-tile loop as a dependency program (measure.sass.loop_program; None: the closed-form compute phase).
+    With a program the compute phase is simulated (model.schedule) and the issue term counts the
+    binary's instructions."""
     if figures not in ("datasheet", "measured"):
         raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
     calibrated = device
@@ -193,10 +196,28 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
     code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
     fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
+    # the binary's k-tile loop, where known: its instruction counts and its simulated compute phase
+    sim_full = sim_tail = None
+    if programs is not None:
+        progs = list(programs)
+        tiles_pp = np.array([(p["cls"].count("F") / f) if p and uses and f > 0 else np.nan
+                             for p, uses, f in zip(progs, uses_smem, ffma_t)])
+        ok = np.isfinite(tiles_pp) & (tiles_pp >= 0.99)  # a loop with less than a tile of FFMAs is an inner loop
+        if ok.any():
+            nonf = np.array([(len(p["cls"]) - p["cls"].count("F")) if o else 0.0 for p, o in zip(progs, ok)])
+            other = np.where(ok, np.maximum(0.0, nonf / np.where(ok, tiles_pp, 1.0) * warps - (lds + sts + ldg + bar)), other)
+            non_ffma = lds + sts + ldg + bar + other
+            issue = ffma + non_ffma
+            kw["other_block"] = non_ffma
+            code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
+            sim_full = _simulated(progs, ok, tiles_pp, safe_b, warps, c_of(safe_b * warps), configs, device)
+            sim_tail = _simulated(progs, ok, tiles_pp, np.maximum(tail, 1), warps, c_of(np.maximum(tail, 1) * warps),
+                                  configs, device)
     cyc_full, exposed, share = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
-                                             overlap=ovl_of(safe_b * warps))
+                                             overlap=ovl_of(safe_b * warps), scheduled=sim_full)
     cyc_tail, _, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
-                                   fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps))
+                                   fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps),
+                                   scheduled=sim_tail)
     t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
     prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
     n_waves = full + (tail > 0)
@@ -216,9 +237,26 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
                  frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
                  cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
                  local_tile=local_tile, local_level=local_level, overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
-                 load_phase_share=np.broadcast_to(share, (n,)))
+                 load_phase_share=np.broadcast_to(share, (n,)),
+                 scheduled=np.full(n, np.nan) if sim_full is None else sim_full)
     return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
                            occupancy=occ, cycles=cyc_full, extra=extra)
+
+
+def _simulated(programs, ok, tiles_pp, b, warps, c_ffma, configs, device) -> np.ndarray:
+    """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program."""
+    from .schedule import compute_cycles_per_tile
+
+    lat = device.latency
+    sched = int(device.compute.warp_schedulers_per_sm)
+    out = np.full(len(programs), np.nan)
+    for i in np.flatnonzero(ok):
+        li, lw, si, sw = smem_counts(configs[i])
+        out[i] = compute_cycles_per_tile(programs[i], float(tiles_pp[i]), float(b[i] * warps[i]), float(warps[i]), sched,
+                                         float(np.asarray(c_ffma).ravel()[i] if np.ndim(c_ffma) else c_ffma),
+                                         lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                                         lw / li if li else 1.0, sw / si if si else 1.0)
+    return out
 
 
 def _local_text(x: dict, from_sass) -> Optional[str]:
@@ -309,6 +347,7 @@ class Prediction(_M):
     l2_port_bytes_per_clock: Optional[float] = None  # measured L2->SM port the tile burst arrives through
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
+    scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -320,8 +359,9 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
             registers: Optional[int] = None, registers_source: Optional[str] = None,
             clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet",
             prefetch: Optional[float] = None, prefetch_source: str = "source",
-            local_tile_bytes: Optional[float] = None) -> Prediction:
-    """Predict one configuration. N and K default to M (square)."""
+            local_tile_bytes: Optional[float] = None, program: Optional[dict] = None) -> Prediction:
+    """Predict one configuration. N and K default to M (square). program: the binary's k-tile loop
+    (measure.sass.loop_program) for the simulated compute phase (model.schedule)."""
     N = M if N is None else N
     K = M if K is None else K
     for nm, v in (("M", M), ("N", N), ("K", K)):
@@ -333,7 +373,8 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
     src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
     bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz,
                        local_bytes=[local_bytes], figures=figures, prefetch=None if prefetch is None else [prefetch],
-                       local_tile_bytes=None if local_tile_bytes is None else [local_tile_bytes])
+                       local_tile_bytes=None if local_tile_bytes is None else [local_tile_bytes],
+                       programs=None if program is None else [program])
     if figures == "measured":
         device = device.with_measured()
     x = {k: (v[0] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
@@ -396,5 +437,6 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
         l2_port_bytes_per_clock=port,
         pipe_overlap=float(x["overlap"]),
         load_phase_share=None if np.isnan(x["load_phase_share"]) else float(x["load_phase_share"]),
+        scheduled_compute_cycles=None if np.isnan(x["scheduled"]) else float(x["scheduled"]),
         time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
         bound=bound, reason=reason)

@@ -76,7 +76,7 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 # ---- time per k-tile -----------------------------------------------------------------------
 def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
                 local_level, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0, tile_exposure=None):
+                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0, tile_exposure=None, scheduled=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -107,6 +107,11 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     apart). DRAM enters through the latency mix and, for the average, through the dram term: the same
     loop streaming a DRAM-resident region exposes 464 cycles with one block (not the pointer chase's
     +317) and about twice that with 3-4 (benchmarks/tile_loop_dram.py).
+    scheduled (per config, NaN where unknown): the compute phase simulated from the binary's k-tile loop
+    (model.schedule: issue order, FFMA rate, fragment-load latency, pipe queueing and the barrier, all
+    from the SASS and measured figures). Where given it replaces max(issue, smem) + overlap * min and
+    the two shared-memory latencies at the tile boundary (store -> barrier -> first fragment load),
+    which the simulated loop already contains.
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -114,7 +119,8 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
     slots = np.minimum(sched, b * warps_block)
     t_fma = b * ffma_block * c_ffma / (lanes / 32.0) / f_fma
-    t_issue = np.maximum(b * (ffma_block * c_ffma + other_block) / slots, b * (ffma_block + other_block) / fetch_rate)
+    t_fetch = b * (ffma_block + other_block) / fetch_rate
+    t_issue = np.maximum(b * (ffma_block * c_ffma + other_block) / slots, t_fetch)
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
@@ -122,6 +128,9 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc,
                        b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm))
     compute = np.maximum(t_issue, t_smem) + overlap * np.minimum(t_issue, t_smem)
+    sim = np.full_like(compute, np.nan) if scheduled is None else np.broadcast_to(np.asarray(scheduled, float), compute.shape)
+    has_sim = np.isfinite(sim)
+    compute = np.where(has_sim, np.maximum(np.maximum(sim, t_fetch), t_smem), compute)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
     load_phase = mem_latency + np.maximum(burst, t_dram)
     single, share = load_phase, np.nan
@@ -134,7 +143,8 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
         share = tile_exposure(b, compute / np.maximum(load_phase, 1.0))
         single = share * load_phase
     exposed = np.where(kind == 0, exposed_k,
-                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single) + 2 * smem_latency)
+                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single)
+                       + np.where(has_sim, 0.0, 2 * smem_latency))
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
     share = np.where(kind == 1, share, np.nan)
     return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed, share

@@ -1,0 +1,144 @@
+"""Issue-scheduler simulation of a binary's k-tile loop: the compute phase from the SASS (CPU only).
+
+The closed-form compute phase, max(issue, smem) + overlap * min(issue, smem), knows how many
+instructions a tile issues but not in which order. Two binaries with the same counts can differ by
+10 %: nvcc places the next k step's fragment loads (LDS) further ahead of their first use in one
+than in the other (benchmarks/lds_distance.py), and ncu shows the difference as short-scoreboard
+stalls (results/ncu-top10-20261122-h100-sxm-summary.md). This module replays the loop's dependency
+program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
+
+- W warps, the busiest scheduler's share of the resident warps (ceil(b * warps per block / 4));
+  the other schedulers run the same program in step, so one stands for the SM.
+- One instruction per cycle per scheduler; an FFMA takes `c_ffma` cycles (calibrate's outer-product
+  FFMA rate at this many resident warps; 1 from the datasheet).
+- A warp issues its next instruction once every producer it depends on has delivered: fixed-latency
+  producers after `fixed_latency` cycles (the dependent-FFMA latency), shared and local loads after
+  their latency once the shared-memory/L1 pipe has served them.
+- The pipe serves one 128 B wavefront per clock per SM, shared by the active schedulers: a
+  wavefront holds it `share` cycles from one scheduler's view. Wavefronts per shared load and store
+  come from the bank-conflict simulation (smem_banks), global and local accesses count one per
+  4-byte word of width (a coalesced warp access: 128 B per word).
+- Global loads deliver at once here: their latency is the load phase, which the model charges
+  separately (terms.tile_cycles), so the simulation is the compute phase only.
+- A barrier holds a warp until the warps of its block on this scheduler have reached it.
+- Ready warps issue loose round-robin (the least recently issued first).
+- The queue in front of the pipe is unbounded (its depth is not measured): a load waits there, its
+  consumers wait for it, but issue does not; a pass is never shorter than the pipe's work in it.
+
+Returns cycles per k-tile in steady state (passes 2..P of the loop)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+
+def passes_for(n: int) -> int:
+    """Loop passes to simulate: enough for a steady state, fewer for very long unrolled loops."""
+    return 4 if n <= 4000 else 3
+
+
+def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
+             local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
+             share: float, passes: int | None = None) -> float:
+    """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc)."""
+    cls, wide, deps = program["cls"], program["wide"], program["deps"]
+    n = len(cls)
+    if n == 0:
+        return 0.0
+    P = passes or passes_for(n)
+    W = max(int(warps), 1)
+    per_block = max(1, min(int(warps_per_block), W))
+    cost = [c_ffma if k == "F" else 1.0 for k in cls]
+    wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else float(wide[i]) if k in "GLK" else 0.0
+          for i, k in enumerate(cls)]
+    lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
+    done = [[0.0] * (P * n) for _ in range(W)]
+    pc = [0] * W  # absolute instruction index (pass * n + i)
+    ready = [0.0] * W
+    last = [-1.0 - w for w in range(W)]
+    blocked = [False] * W
+    waiting: dict[int, list[int]] = {}
+    pass_end = [[0.0] * P for _ in range(W)]
+    sched = 0.0
+    pipe = 0.0
+    end = P * n
+    active = W
+    while active:
+        best, t_best = -1, float("inf")
+        for w in range(W):
+            if blocked[w] or pc[w] >= end:
+                continue
+            t = ready[w] if ready[w] > sched else sched
+            if t < t_best - 1e-9 or (t < t_best + 1e-9 and last[w] < last[best]):
+                best, t_best = w, t
+        if best < 0:
+            break  # every remaining warp waits at a barrier (cannot happen with symmetric blocks)
+        w, t = best, t_best
+        g = pc[w]
+        i = g % n
+        k = cls[i]
+        sched = t + cost[i]
+        last[w] = t
+        if wf[i]:
+            start = t if t > pipe else pipe
+            pipe = start + wf[i] * share
+            done[w][g] = start + lat[i] + (wf[i] - 1.0) * share if k in "SL" else t + fixed_latency
+        else:
+            done[w][g] = t + lat[i]
+        g += 1
+        pc[w] = g
+        if g % n == 0:
+            pass_end[w][g // n - 1] = t
+        if g >= end:
+            active -= 1
+        else:
+            j = g % n
+            r = 0.0
+            dw = done[w]
+            for d in deps[j]:
+                if g - d >= 0 and dw[g - d] > r:
+                    r = dw[g - d]
+            ready[w] = r
+        if k == "B":
+            blk = w // per_block
+            group = waiting.setdefault(blk, [])
+            group.append(w)
+            members = min(per_block, W - blk * per_block)
+            if len(group) >= members:
+                release = t + 1.0
+                for v in group:
+                    blocked[v] = False
+                    ready[v] = max(ready[v], release)
+                waiting[blk] = []
+            else:
+                blocked[w] = True
+    if P > 1:  # steady state: from the last warp finishing pass 1 to the last finishing pass P
+        span = (max(pe[P - 1] for pe in pass_end) - max(pe[0] for pe in pass_end)) / (P - 1)
+    else:
+        span = max(pe[0] for pe in pass_end)
+    # the simulated queue in front of the pipe has no depth limit (the MIO queue's depth is not measured),
+    # so issue never waits for the pipe itself: its throughput bounds the pass instead
+    return float(max(span, W * sum(wf) * share))
+
+
+@lru_cache(maxsize=65536)
+def _cached(program_id: str, args: tuple) -> float:
+    return simulate(_PROGRAMS[program_id], *args)
+
+
+_PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
+
+
+def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
+                            schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
+                            fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float) -> float:
+    """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile)."""
+    W = int(np.ceil(resident_warps / schedulers))
+    per_block = int(np.ceil(warps_per_block / schedulers))
+    share = float(min(schedulers, max(resident_warps, 1)))
+    pid = program["id"]
+    _PROGRAMS.setdefault(pid, program)
+    args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
+            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share)
+    return _cached(pid, args) / max(tiles_per_pass, 1e-9)
