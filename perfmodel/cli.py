@@ -28,6 +28,16 @@ def positive_int(text: str) -> int:
     return v
 
 
+def count_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected 0 or more)") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is negative (expected 0 or more)")
+    return v
+
+
 def _add_size(p):
     p.add_argument("--size", type=positive_int, help="square problem size S (M=N=K=S; default 4096)")
     p.add_argument("-M", type=positive_int, help="rows of A and C")
@@ -78,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --measure: how many of the other valid configs to measure at random (default 20)")
     s.add_argument("--seed", type=int, default=0, help="with --measure: seed of the random sample (another seed = another sample)")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
+    s.add_argument("--sass", type=count_int, default=20, metavar="N",
+                   help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
+                        "and the simulated k-tile loop (default 20; 0: closed form only)")
 
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
     r.add_argument("--device", required=True)

@@ -118,3 +118,25 @@ def test_simulation_orders_the_recorded_top_configs_like_the_h100():
         got[(bm, bn, bk)] = p.gflops
     assert got[(64, 256, 8)] > got[(128, 128, 16)] * 1.03
     assert got[(64, 256, 8)] > got[(128, 256, 16)] * 1.03
+
+
+@needs_sass
+def test_sweep_re_predicts_its_top_from_the_binaries(capsys):
+    import json
+
+    from perfmodel.cli import main
+
+    assert main(["sweep", "--device", "h100-sxm", "--kernel", "double_buffer", "--top", "5", "--sass", "3", "--json"]) == 0
+    top = json.loads(capsys.readouterr().out)["top"]
+    assert sum(r["from_binary"] for r in top) == 3
+    assert [r["gflops"] for r in top] == sorted((r["gflops"] for r in top), reverse=True)
+    assert main(["sweep", "--device", "h100-sxm", "--kernel", "double_buffer", "--top", "5", "--sass", "0", "--json"]) == 0
+    assert not any(r["from_binary"] for r in json.loads(capsys.readouterr().out)["top"])
+
+
+def test_sweep_sass_count_must_not_be_negative(capsys):
+    from perfmodel.cli import main
+
+    assert main(["sweep", "--device", "h100-sxm", "--sass", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--sass" in err and "negative" in err and err.count("\n") == 1

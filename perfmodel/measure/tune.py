@@ -15,13 +15,13 @@ from ..errors import UserError
 SAMPLE = 20
 
 
-def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
+def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
     from .detect import match_shipped
     from .gpu import Gpu, Problem, compile_all, measure_point
     from .records import Run
     from .validate import environment
 
-    order = list(np.argsort(-batch.gflops))
+    order = list(np.argsort(-np.asarray(gflops)))
     rank = {int(i): r for r, i in enumerate(order, 1)}
     top = [int(i) for i in order[:top_k]]
     rest = [int(i) for i in order[top_k:]]
@@ -42,7 +42,7 @@ def measure_sweep(device, configs, batch, M, N, K, top_k: int, sample: int = SAM
         ms.append((i, m))
         tag = "top" if i in top else "sample"
         res = f"{m.gflops_median:9,.0f}" if m.verified else "FAILED"
-        print(f"  [{j:3d}/{len(picked)}] model rank {rank[i]:5d} ({tag:6}) {configs[i].label():70s} predicted {batch.gflops[i]:9,.0f} measured {res}",
+        print(f"  [{j:3d}/{len(picked)}] model rank {rank[i]:5d} ({tag:6}) {configs[i].label():70s} predicted {gflops[i]:9,.0f} measured {res}",
               flush=True)
     cub = measure_point(gpu, prob, None, "baseline", rep_ms=50)
     run = Run(environment=environment(gpu, device.name, started), device_toml="", measurements=[m for _, m in ms] + [cub])
