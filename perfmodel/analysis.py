@@ -23,6 +23,11 @@ def load_run(run_dir: str | Path) -> Run:
     p = Path(run_dir) / "raw.json"
     if not p.is_file():
         raise UserError(f"{run_dir} holds no raw.json (not a perfmodel validate results folder)")
+    from .measure import sass
+
+    parent = Path(run_dir).resolve().parent
+    if parent not in sass.ARCHIVE_DIRS:
+        sass.ARCHIVE_DIRS.append(parent)  # loop-program archives recorded beside the runs
     return Run.model_validate_json(p.read_text())
 
 
@@ -88,9 +93,16 @@ def _local_tile(run: Run, m, cfg) -> float | None:
 
 def _program(run: Run, cfg) -> dict | None:
     """The k-tile loop program (measure.sass.loop_program) of today's build of cfg when the run used
-    today's kernel sources; else None (the closed-form compute phase)."""
-    if not cfg.spec.uses_smem:
+    today's kernel sources (from an archive beside the runs, else compiled here); else None (the
+    closed-form compute phase)."""
+    from .measure.sass import archived_program
+    from .measure.validate import sources_sha256
+
+    if not cfg.spec.uses_smem or run.environment.kernel_sources_sha256 != sources_sha256():
         return None
+    prog = archived_program(cfg, run.environment.compute_capability)
+    if prog is not None:
+        return prog
     facts = _same_source_facts(run, cfg)
     return None if facts is None else facts.get("loop_program")
 

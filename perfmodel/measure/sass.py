@@ -244,3 +244,51 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     facts = dict(listing_facts(r.stdout), arch=f"sm_{build.arch_of(compute_capability)}")
     cached.write_text(json.dumps(facts))
     return facts
+
+
+# ---- archives of loop programs beside recorded runs (replays without a compiler) ----------------
+ARCHIVE_GLOB = "sass-programs-*.json.xz"
+ARCHIVE_DIRS: list[Path] = []  # searched by archived_program; analysis.load_run adds each run's parent folder
+_ARCHIVES: dict[Path, dict] = {}
+
+
+def write_program_archive(configs, compute_capability: str, path: str | Path) -> int:
+    """Write the loop programs of `configs` (compiled here, cached) to an xz-compressed JSON archive keyed
+    by build.cache_key (kernel sources + options + architecture), so replays of recorded runs need no
+    nvcc. Never overwrites; returns the number of configs archived."""
+    import lzma
+
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists; archives are never overwritten")
+    keys, programs = {}, {}
+    for cfg in configs:
+        facts = sass_facts(cfg, compute_capability)
+        prog = facts.get("loop_program") if facts else None
+        if prog:
+            keys[build.cache_key(cfg, compute_capability)] = prog["id"]
+            programs[prog["id"]] = prog
+    nvcc = subprocess.run([build.find_nvcc(), "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    path.write_bytes(lzma.compress(json.dumps(dict(nvcc=nvcc, arch=f"sm_{build.arch_of(compute_capability)}", keys=keys,
+                                                   programs=programs), separators=(",", ":")).encode()))
+    return len(keys)
+
+
+def archived_program(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
+    """The loop program of cfg's build from an archive in ARCHIVE_DIRS (same sources, options and
+    architecture), or None."""
+    import lzma
+
+    key = build.cache_key(cfg, compute_capability)
+    for d in ARCHIVE_DIRS:
+        for p in sorted(Path(d).glob(ARCHIVE_GLOB)):
+            if p not in _ARCHIVES:
+                try:
+                    _ARCHIVES[p] = json.loads(lzma.decompress(p.read_bytes()))
+                except (OSError, ValueError, lzma.LZMAError):
+                    _ARCHIVES[p] = {}
+            a = _ARCHIVES[p]
+            pid = a.get("keys", {}).get(key)
+            if pid is not None:
+                return a["programs"][pid]
+    return None
