@@ -20,7 +20,9 @@ COMMITS = [
     ("4becda7", "+ FFMA rate of the 16x8 outer product for 128-output threads"),
     ("d9bedc9", "+ shared-memory Little's law in wavefronts, not load instructions"),
     ("02e22d3", "+ pipe overlap of the 16x8 shared-memory-fed loop"),
-    ("fb4cf63", "+ single-buffered load phase from the measured tile loop: one block's burst, share X(b) exposed (final)"),
+    ("fb4cf63", "+ single-buffered load phase from the measured tile loop: one block's burst, share X(b) exposed"),
+    ("d510767", "end of session 3 (same predictions as fb4cf63)"),
+    ("9189b8a", "session 4: + compute phase simulated from the binary's k-tile loop (model.schedule) where its SASS is known"),
 ]
 KEYS = "from perfmodel.devices import Measured; print(' '.join(Measured.model_fields))"
 
