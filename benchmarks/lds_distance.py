@@ -18,18 +18,8 @@ TOP10 = [(128, 256, 16, 8), (128, 256, 16, 16), (256, 128, 16, 8), (256, 128, 16
 
 def loop_instructions(listing: str) -> list[tuple[str, str]]:
     """(opcode, operands) of the backward-branch loop with the most FFMAs (the k-tile loop)."""
-    lines = listing.splitlines()
-    labels = {m.group(1): i for i, l in enumerate(lines) if (m := re.match(r"^\s*(\.L_x_\d+):", l))}
-    best = None
-    for i, l in enumerate(lines):
-        m = re.search(r"\bBRA\b.*`\((\.L_x_\d+)\)", l)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            body = lines[labels[m.group(1)]:i + 1]
-            n = sum("FFMA" in x for x in body)
-            if best is None or n > best[0]:
-                best = (n, body)
     out = []
-    for l in best[1]:
+    for l in sass.loop_lines(listing):
         m = re.search(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);", l)
         if m:
             out.append((m.group(2), m.group(3)))

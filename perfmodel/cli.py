@@ -18,24 +18,21 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected a positive integer)") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} is not positive (expected a positive integer)")
-    return v
+def _int_at_least(lo: int, expected: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected {expected})") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{v} is {'negative' if lo == 0 else 'not positive'} (expected {expected})")
+        return v
+
+    return parse
 
 
-def count_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected 0 or more)") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} is negative (expected 0 or more)")
-    return v
+positive_int = _int_at_least(1, "a positive integer")
+count_int = _int_at_least(0, "0 or more")
 
 
 def _add_size(p):

@@ -145,13 +145,9 @@ def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
     return out
 
 
-def loop_program(sass: str) -> Optional[dict]:
-    """The k-tile loop (the backward branch whose body holds the most FFMAs) as a dependency program for
-    model.schedule: `cls`, one class letter per instruction (see _CLASSES), `wide`, the access width in
-    4-byte words of each memory instruction (else 0), and `deps`, per instruction the distances back to
-    the producers of its source registers (and of registers it overwrites while a load into them is in
-    flight) that can hold it: every variable-latency producer, fixed-latency ones within FIXED_WINDOW.
-    Distances reach into the previous pass for loop-carried registers. None without such a loop."""
+def loop_lines(sass: str) -> Optional[list[str]]:
+    """The listing lines of the k-tile loop: from the label of the backward branch whose body holds the
+    most FFMAs to that branch; None without a backward branch."""
     lines = sass.splitlines()
     labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*(\.L_x_\d+):", ln))}
     best = None
@@ -162,9 +158,20 @@ def loop_program(sass: str) -> Optional[dict]:
             n = sum("FFMA" in x for x in body)
             if best is None or n > best[0]:
                 best = (n, body)
-    if best is None:
+    return None if best is None else best[1]
+
+
+def loop_program(sass: str) -> Optional[dict]:
+    """The k-tile loop (the backward branch whose body holds the most FFMAs) as a dependency program for
+    model.schedule: `cls`, one class letter per instruction (see _CLASSES), `wide`, the access width in
+    4-byte words of each memory instruction (else 0), and `deps`, per instruction the distances back to
+    the producers of its source registers (and of registers it overwrites while a load into them is in
+    flight) that can hold it: every variable-latency producer, fixed-latency ones within FIXED_WINDOW.
+    Distances reach into the previous pass for loop-carried registers. None without such a loop."""
+    body = loop_lines(sass)
+    if body is None:
         return None
-    ins = _instructions(best[1])
+    ins = _instructions(body)
     n = len(ins)
     cls = "".join(next((c for p, c in _CLASSES if op.startswith(p)), "A") for op, _, _ in ins)
     wide = [(4 if ".128" in op else 2 if ".64" in op else 1) if cls[i] in "STGLK" else 0 for i, (op, _, _) in enumerate(ins)]
@@ -184,7 +191,7 @@ def loop_program(sass: str) -> Optional[dict]:
                 writer[r] = j
     import hashlib
 
-    return dict(id=hashlib.sha1("\n".join(best[1]).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
+    return dict(id=hashlib.sha1("\n".join(body).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
 
 
 def prefetch_effective(opcodes: list[str]) -> bool:
