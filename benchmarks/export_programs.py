@@ -1,26 +1,103 @@
-"""Archive the k-tile loop programs (measure.sass.loop_program) of every config in the recorded runs made
-with today's kernel sources, so that replays (tests, report, accuracy_table) need no nvcc (CPU; nvcc and
-nvdisasm). Never overwrites.
+"""Archive the k-tile loop programs (measure.sass.loop_program) of every tiled config in the recorded
+runs, so that replays (tests, report, accuracy_table) need no nvcc (CPU; nvcc, nvdisasm and git).
+
+Runs made with today's kernel sources are built here; a run made with older sources is rebuilt with
+the kernels and build code of the commit whose kernels/ hash to the run's kernel_sources_sha256 (in a
+temporary worktree, same nvcc flags as recorded), so its programs are those of the binaries that ran.
+Keys: measure.sass.archive_key (sources, flags, config). Never overwrites.
     PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz"""
+import hashlib
 import json
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from perfmodel.catalogue import KernelConfig
-from perfmodel.measure.sass import write_program_archive
+from perfmodel.measure import sass
+from perfmodel.measure.sass import archive_key, sass_facts, write_program_archive
 from perfmodel.measure.validate import sources_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
-sha = sources_sha256()
-cfgs = {}
-for raw in sorted((ROOT / "results").glob("*/raw.json")):
-    r = json.loads(raw.read_text())
-    if r["environment"].get("kernel_sources_sha256") != sha or r["environment"]["compute_capability"] != "9.0":
-        continue
-    for m in r["measurements"]:
-        if m["kernel"] != "cublas":
-            cfg = KernelConfig.make(m["kernel"], **m["config"])
-            if cfg.spec.uses_smem:
-                cfgs[cfg.label()] = cfg
-n = write_program_archive(list(cfgs.values()), "9.0", sys.argv[1])
-print(f"{n} of {len(cfgs)} configs archived in {sys.argv[1]}")
+OLD_BUILD = """import json, sys
+from perfmodel.catalogue import KernelConfig
+from perfmodel.measure.build import compile_cubin
+for kernel, params in json.loads(sys.stdin.read()):
+    print(compile_cubin(KernelConfig.make(kernel, **params), "9.0"))
+"""
+
+
+def kernels_hash(commit: str) -> str:
+    """sources_sha256 of kernels/ at a commit (the same concatenation of the sorted *.cu* files)."""
+    names = sorted(n for n in subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", commit, "kernels/"],
+                                             capture_output=True, text=True, check=True).stdout.split()
+                   if ".cu" in n.rsplit("/", 1)[-1])
+    return hashlib.sha256(b"".join(subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{n}"], capture_output=True,
+                                                  check=True).stdout for n in names)).hexdigest()
+
+
+def commit_with_sources(sha: str) -> str | None:
+    for c in subprocess.run(["git", "-C", str(ROOT), "log", "--format=%H", "--", "kernels"], capture_output=True, text=True,
+                            check=True).stdout.split():
+        if kernels_hash(c) == sha:
+            return c
+    return None
+
+
+def build_old(commit: str, configs: list) -> list:
+    """Loop programs of configs built with the kernels and build code of `commit`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        wt = Path(tmp) / "wt"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), commit], check=True, capture_output=True)
+        try:
+            env = dict(os.environ, PYTHONPATH=str(wt), PERFMODEL_CACHE=str(Path(tmp) / "cache"))
+            r = subprocess.run([sys.executable, "-c", OLD_BUILD], input=json.dumps(configs), cwd=wt, env=env,
+                               capture_output=True, text=True, check=True)
+            out = []
+            for cubin in r.stdout.split():
+                listing = subprocess.run([sass.find_nvdisasm(), cubin], capture_output=True, text=True, check=True).stdout
+                out.append(sass.loop_program(listing))
+            return out
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(wt)], capture_output=True)
+
+
+def main():
+    today = sources_sha256()
+    by_sources: dict[tuple, dict] = {}
+    for raw in sorted((ROOT / "results").glob("*/raw.json")):
+        r = json.loads(raw.read_text())
+        env = r["environment"]
+        if env["compute_capability"] != "9.0" or not env.get("kernel_sources_sha256"):
+            continue
+        group = by_sources.setdefault((env["kernel_sources_sha256"], tuple(env["nvcc_flags"])), {})
+        for m in r["measurements"]:
+            if m["kernel"] != "cublas" and KernelConfig.make(m["kernel"], **m["config"]).spec.uses_smem:
+                group[json.dumps([m["kernel"], m["config"]], sort_keys=True)] = (m["kernel"], m["config"])
+    programs = {}
+    for (sha, flags), cfgs in by_sources.items():
+        items = list(cfgs.values())
+        kcfgs = [KernelConfig.make(k, **p) for k, p in items]
+        if sha == today:
+            progs = [(sass_facts(c, "9.0") or {}).get("loop_program") for c in kcfgs]
+            src = "today's sources"
+        else:
+            commit = commit_with_sources(sha)
+            if commit is None:
+                print(f"sources {sha[:10]}: no commit has them; {len(items)} configs left to the closed form")
+                continue
+            progs = build_old(commit, items)
+            src = f"commit {commit[:7]}"
+        n = 0
+        for c, p in zip(kcfgs, progs):
+            if p:
+                programs[archive_key(sha, flags, c)] = p
+                n += 1
+        print(f"sources {sha[:10]} ({src}): {n} of {len(items)} configs")
+    n = write_program_archive(programs, sys.argv[1])
+    print(f"{n} builds archived in {sys.argv[1]}")
+
+
+if __name__ == "__main__":
+    main()

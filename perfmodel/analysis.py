@@ -92,15 +92,15 @@ def _local_tile(run: Run, m, cfg) -> float | None:
 
 
 def _program(run: Run, cfg) -> dict | None:
-    """The k-tile loop program (measure.sass.loop_program) of today's build of cfg when the run used
-    today's kernel sources (from an archive beside the runs, else compiled here); else None (the
-    closed-form compute phase)."""
-    from .measure.sass import archived_program
-    from .measure.validate import sources_sha256
+    """The k-tile loop program (measure.sass.loop_program) of the binary the run built for cfg: from an
+    archive beside the runs (benchmarks/export_programs.py: any kernel sources, rebuilt at the commit
+    that had them), else compiled here if the run used today's sources; else None (closed form)."""
+    from .measure.sass import archive_key, archived_program
 
-    if not cfg.spec.uses_smem or run.environment.kernel_sources_sha256 != sources_sha256():
+    if not cfg.spec.uses_smem:
         return None
-    prog = archived_program(cfg, run.environment.compute_capability)
+    env = run.environment
+    prog = archived_program(archive_key(env.kernel_sources_sha256, env.nvcc_flags, cfg))
     if prog is not None:
         return prog
     facts = _same_source_facts(run, cfg)

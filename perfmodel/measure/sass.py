@@ -259,34 +259,32 @@ ARCHIVE_DIRS: list[Path] = []  # searched by archived_program; analysis.load_run
 _ARCHIVES: dict[Path, dict] = {}
 
 
-def write_program_archive(configs, compute_capability: str, path: str | Path) -> int:
-    """Write the loop programs of `configs` (compiled here, cached) to an xz-compressed JSON archive keyed
-    by build.cache_key (kernel sources + options + architecture), so replays of recorded runs need no
-    nvcc. Never overwrites; returns the number of configs archived."""
+def archive_key(sources_sha256: str, nvcc_flags, cfg: KernelConfig) -> str:
+    """Key of one build in an archive: the kernel sources, the nvcc flags and the configuration (its
+    defines), as a recorded run's environment names them."""
+    return f"{sources_sha256[:20]}|{' '.join(nvcc_flags)}|{cfg.label()}"
+
+
+def write_program_archive(programs: dict, path: str | Path) -> int:
+    """Write {archive_key: loop program} to an xz-compressed JSON archive (programs shared by several
+    keys are stored once), so replays of recorded runs need no nvcc. Never overwrites; returns the
+    number of keys."""
     import lzma
 
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists; archives are never overwritten")
-    keys, programs = {}, {}
-    for cfg in configs:
-        facts = sass_facts(cfg, compute_capability)
-        prog = facts.get("loop_program") if facts else None
-        if prog:
-            keys[build.cache_key(cfg, compute_capability)] = prog["id"]
-            programs[prog["id"]] = prog
     nvcc = subprocess.run([build.find_nvcc(), "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    path.write_bytes(lzma.compress(json.dumps(dict(nvcc=nvcc, arch=f"sm_{build.arch_of(compute_capability)}", keys=keys,
-                                                   programs=programs), separators=(",", ":")).encode()))
-    return len(keys)
+    data = dict(nvcc=nvcc, keys={k: p["id"] for k, p in programs.items()},
+                programs={p["id"]: p for p in programs.values()})
+    path.write_bytes(lzma.compress(json.dumps(data, separators=(",", ":")).encode()))
+    return len(programs)
 
 
-def archived_program(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
-    """The loop program of cfg's build from an archive in ARCHIVE_DIRS (same sources, options and
-    architecture), or None."""
+def archived_program(key: str) -> Optional[dict]:
+    """The loop program archived under `key` (archive_key) in an archive in ARCHIVE_DIRS, or None."""
     import lzma
 
-    key = build.cache_key(cfg, compute_capability)
     for d in ARCHIVE_DIRS:
         for p in sorted(Path(d).glob(ARCHIVE_GLOB)):
             if p not in _ARCHIVES:
