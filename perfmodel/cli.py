@@ -130,28 +130,20 @@ def cmd_predict(a) -> int:
     M, N, K = _size(a)
     cfg.check_device(dev)
     regs, src, local, prefetch, pf_src = a.registers, "--registers" if a.registers else None, 0, None, "source"
-    local_tile = facts = None
+    local_tile = program = None
     if regs is None and not a.estimate:  # the compiler's figures where the local nvcc can target this architecture
-        from .measure.build import resource_usage
-        from .measure.sass import sass_facts
+        from .measure.sass import binary_inputs
 
-        try:
-            usage = resource_usage(cfg, dev.compute_capability)
-            facts = sass_facts(cfg, dev.compute_capability) if usage and cfg.spec.uses_smem else None
-        except RuntimeError:
-            usage = facts = None
-        if usage:
-            regs, local = usage["registers"], usage["spill_stores"]  # the stack frame of the out-of-line edge call is not spilling
-            src = f"nvcc {usage['arch']} (spills {usage['spill_stores']} B)"
-        if facts and cfg.spec.buffers == 2:
-            prefetch, pf_src = facts["prefetch_fraction"], f"SASS {facts['arch']}"
-        if facts and local:
-            from .measure.sass import local_bytes_per_tile
-
-            local_tile = local_bytes_per_tile(facts, cfg)
+        bi = binary_inputs(cfg, dev.compute_capability)
+        if bi:
+            regs, local = bi["registers"], bi["local_bytes"]
+            src = f"nvcc {bi['arch']} (spills {local} B)"
+            local_tile, program = bi["local_tile_bytes"], bi["program"]
+            if bi["prefetch"] is not None:
+                prefetch, pf_src = bi["prefetch"], f"SASS {bi['sass_arch']}"
     p = predict(dev, cfg, M, N, K, registers=regs, registers_source=src, clock_MHz=a.clock, figures=figures,
                 local_bytes=local, prefetch=prefetch, prefetch_source=pf_src, local_tile_bytes=local_tile,
-                program=facts.get("loop_program") if facts else None)
+                program=program)
     print(p.model_dump_json(indent=2) if a.json else render(p))
     return 0
 

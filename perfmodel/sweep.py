@@ -89,15 +89,10 @@ def cached_enumeration(device, kernels=TILED):
     return configs, why, total
 
 
-def _facts(job):
-    cfg, cc = job
-    from .measure.build import resource_usage
-    from .measure.sass import sass_facts
+def _binary_inputs(job):
+    from .measure.sass import binary_inputs
 
-    try:
-        return resource_usage(cfg, cc), sass_facts(cfg, cc)
-    except RuntimeError:
-        return None, None
+    return binary_inputs(*job)
 
 
 def refine_with_binaries(dev, configs, bt, M, N, K, figures: str, top: int, quiet: bool = False):
@@ -119,26 +114,24 @@ def refine_with_binaries(dev, configs, bt, M, N, K, figures: str, top: int, quie
     t0 = time.perf_counter()
     res = []
     with ProcessPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
-        for j, r in enumerate(pool.map(_facts, [(configs[i], dev.compute_capability) for i in idx]), 1):
+        for j, r in enumerate(pool.map(_binary_inputs, [(configs[i], dev.compute_capability) for i in idx]), 1):
             res.append(r)
             if not quiet:
                 print(f"\r  compiled and simulated {j}/{len(idx)} of the top configurations ({time.perf_counter() - t0:.0f} s)",
                       end="", file=sys.stderr, flush=True)
     if not quiet:
         print(file=sys.stderr)
-    keep = [(i, u, f) for i, (u, f) in zip(idx, res) if u is not None]
+    keep = [(i, bi) for i, bi in zip(idx, res) if bi is not None]
     if not keep:
         return g, set()
-    sel = [configs[i] for i, _, _ in keep]
-    pf = [f["prefetch_fraction"] if f and c.spec.buffers == 2 else 1.0 for (_, _, f), c in zip(keep, sel)]
-    lt = [(sass.local_bytes_per_tile(f, c) if u["spill_stores"] else None) for (_, u, f), c in zip(keep, sel)]
-    rb = predict_batch(dev, sel, M, N, K, registers=[u["registers"] for _, u, _ in keep],
-                       local_bytes=[u["spill_stores"] for _, u, _ in keep], figures=figures, prefetch=pf,
-                       local_tile_bytes=[np.nan if x is None else x for x in lt],
-                       programs=[f.get("loop_program") if f else None for _, _, f in keep])
-    for k, (i, _, _) in enumerate(keep):
+    rb = predict_batch(dev, [configs[i] for i, _ in keep], M, N, K, registers=[bi["registers"] for _, bi in keep],
+                       local_bytes=[bi["local_bytes"] for _, bi in keep], figures=figures,
+                       prefetch=[1.0 if bi["prefetch"] is None else bi["prefetch"] for _, bi in keep],
+                       local_tile_bytes=[np.nan if bi["local_tile_bytes"] is None else bi["local_tile_bytes"] for _, bi in keep],
+                       programs=[bi["program"] for _, bi in keep])
+    for k, (i, _) in enumerate(keep):
         g[i] = rb.gflops[k]
-    return g, {i for i, _, _ in keep}
+    return g, {i for i, _ in keep}
 
 
 def cmd_sweep(a) -> int:

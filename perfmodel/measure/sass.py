@@ -86,23 +86,15 @@ def prefetch_fraction(opcodes: list[str]) -> float:
 def main_loop(sass: str) -> Optional[dict]:
     """The k-tile loop: the backward branch whose body holds the most FFMAs. Returns its FFMA and
     instruction counts and the local-memory bytes one thread moves per pass (LDL + STL, by width)."""
-    seq = parse(sass)
-    pos = {x[1]: i for i, x in enumerate(seq) if x[0] == "L"}
-    best = None
-    for i, x in enumerate(seq):
-        if x[0] == "I" and x[1].startswith("BRA") and x[2] in pos and pos[x[2]] < i:
-            body = [y[1] for y in seq[pos[x[2]]:i + 1] if y[0] == "I"]
-            ffma = sum(o.startswith("FFMA") for o in body)
-            if best is None or ffma > best[0]:
-                best = (ffma, body)
-    if best is None:
+    lines = loop_lines(sass)
+    if lines is None:
         return None
+    body = ops("\n".join(lines))
 
     def width(op: str) -> int:
         return 16 if ".128" in op else 8 if ".64" in op else 4
 
-    ffma, body = best
-    return dict(loop_ffma=ffma, loop_instructions=len(body),
+    return dict(loop_ffma=sum(o.startswith("FFMA") for o in body), loop_instructions=len(body),
                 loop_local_bytes=sum(width(o) for o in body if o.startswith(("LDL", "STL"))))
 
 
@@ -252,6 +244,26 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     cached.write_text(json.dumps(facts))
     return facts
 
+
+
+def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
+    """What `predict` takes from the local build of cfg: registers and local frame (nvcc), the prefetch
+    share (double-buffered kernels), local bytes per k-tile (when there is a frame) and the k-tile loop
+    program (tiled kernels), with the architectures they were read for; None when the local nvcc
+    cannot build for this device."""
+    try:
+        usage = build.resource_usage(cfg, compute_capability)
+        facts = sass_facts(cfg, compute_capability) if usage and cfg.spec.uses_smem else None
+    except RuntimeError:
+        return None
+    if not usage:
+        return None
+    local = usage["spill_stores"]  # the stack frame of the out-of-line edge call is not spilling
+    return dict(registers=usage["registers"], local_bytes=local, arch=usage["arch"],
+                sass_arch=facts["arch"] if facts else None,
+                prefetch=facts["prefetch_fraction"] if facts and cfg.spec.buffers == 2 else None,
+                local_tile_bytes=local_bytes_per_tile(facts, cfg) if facts and local else None,
+                program=facts.get("loop_program") if facts else None)
 
 # ---- archives of loop programs beside recorded runs (replays without a compiler) ----------------
 ARCHIVE_GLOB = "sass-programs-*.json.xz"

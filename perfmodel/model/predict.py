@@ -119,6 +119,16 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
 
     # issue
     ffma, lds, sts, ldg, bar, other = T.issue_counts(thr, ffma_t, lds_i, sts_i, ldg_t, bars, bufs, uses_smem)
+    # the binary's k-tile loop, where known (a loop with less than a tile of FFMAs is an inner loop):
+    # its non-FFMA instructions replace the estimated integer/branch work
+    progs = [None] * n if programs is None else list(programs)
+    tiles_pp = np.array([(p["cls"].count("F") / f) if p and uses and f > 0 else np.nan
+                         for p, uses, f in zip(progs, uses_smem, ffma_t)])
+    has_prog = np.isfinite(tiles_pp) & (tiles_pp >= 0.99)
+    if has_prog.any():
+        nonf = np.array([(len(p["cls"]) - p["cls"].count("F")) if o else 0.0 for p, o in zip(progs, has_prog)])
+        other = np.where(has_prog, np.maximum(0.0, nonf / np.where(has_prog, tiles_pp, 1.0) * warps - (lds + sts + ldg + bar)),
+                         other)
     non_ffma = lds + sts + ldg + bar + other
     issue = ffma + non_ffma
 
@@ -196,23 +206,12 @@ def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=No
     # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
     code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
     fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
-    # the binary's k-tile loop, where known: its instruction counts and its simulated compute phase
+    # the binary's k-tile loop, where known: its simulated compute phase (model.schedule)
     sim_full = sim_tail = None
-    if programs is not None:
-        progs = list(programs)
-        tiles_pp = np.array([(p["cls"].count("F") / f) if p and uses and f > 0 else np.nan
-                             for p, uses, f in zip(progs, uses_smem, ffma_t)])
-        ok = np.isfinite(tiles_pp) & (tiles_pp >= 0.99)  # a loop with less than a tile of FFMAs is an inner loop
-        if ok.any():
-            nonf = np.array([(len(p["cls"]) - p["cls"].count("F")) if o else 0.0 for p, o in zip(progs, ok)])
-            other = np.where(ok, np.maximum(0.0, nonf / np.where(ok, tiles_pp, 1.0) * warps - (lds + sts + ldg + bar)), other)
-            non_ffma = lds + sts + ldg + bar + other
-            issue = ffma + non_ffma
-            kw["other_block"] = non_ffma
-            code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
-            sim_full = _simulated(progs, ok, tiles_pp, safe_b, warps, c_of(safe_b * warps), configs, device)
-            sim_tail = _simulated(progs, ok, tiles_pp, np.maximum(tail, 1), warps, c_of(np.maximum(tail, 1) * warps),
-                                  configs, device)
+    if has_prog.any():
+        sim_full = _simulated(progs, has_prog, tiles_pp, safe_b, warps, c_of(safe_b * warps), configs, device)
+        sim_tail = _simulated(progs, has_prog, tiles_pp, np.maximum(tail, 1), warps, c_of(np.maximum(tail, 1) * warps),
+                              configs, device)
     cyc_full, exposed, share = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
                                              overlap=ovl_of(safe_b * warps), scheduled=sim_full)
     cyc_tail, _, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
