@@ -1,7 +1,9 @@
 """Kernel catalogue: kernels/manifest.toml -> `KernelSpec`; user parameters -> validated `KernelConfig`."""
 from __future__ import annotations
 
+import itertools
 import tomllib
+from collections import Counter
 from functools import lru_cache
 from typing import Literal, Optional
 
@@ -46,6 +48,11 @@ def kernel_specs() -> dict[str, KernelSpec]:
 
 def kernel_ids() -> list[str]:
     return list(kernel_specs())
+
+
+def tiled_kernels() -> list[str]:
+    """The kernels with tile parameters to sweep: those that stage tiles in shared memory (manifest order)."""
+    return [k for k, s in kernel_specs().items() if s.uses_smem]
 
 
 def get_kernel(kernel: str) -> KernelSpec:
@@ -244,3 +251,32 @@ class ParamProbe:
 
     def config(self) -> KernelConfig:
         return KernelConfig.model_construct(kernel=self.kernel, **{k: getattr(self, k) for k in PARAM_NAMES})
+
+
+# the values a sweep tries for each tile parameter (powers of two; the constraints prune them)
+VALUES = {
+    "bm": (16, 32, 64, 128, 256), "bn": (16, 32, 64, 128, 256), "bk": (4, 8, 16, 32, 64),
+    "tm": (1, 2, 4, 8, 16), "tn": (1, 2, 4, 8, 16), "wm": (16, 32, 64, 128), "wn": (16, 32, 64, 128),
+    "wn_iter": (1, 2, 4, 8),
+}
+
+
+def enumerate_configs(device, kernels=None):
+    """All parameter combinations (VALUES) of the given kernels (default: tiled_kernels()) ->
+    (valid configs, Counter of invalid configs by the first constraint they violate, number considered)."""
+    valid, why, total = [], Counter(), 0
+    for kid in (tiled_kernels() if kernels is None else kernels):
+        spec = get_kernel(kid)
+        names = [p for p in spec.params if p in VALUES]
+        for combo in itertools.product(*(VALUES[n] for n in names)):
+            params = dict(zip(names, combo))
+            if kid == "smem_tiled" and not (params["bm"] == params["bn"] == params["bk"]):
+                continue  # one parameter in effect: bm = bn = bk
+            total += 1
+            probe = ParamProbe(spec, params)
+            problems = probe.violations() or probe.device_violations(device)
+            if problems:
+                why[problems[0][0]] += 1
+            else:
+                valid.append(probe.config())
+    return valid, why, total

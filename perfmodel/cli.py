@@ -1,13 +1,16 @@
-"""Command line: `perfmodel predict|devices|sweep|roofline|validate|report|calibrate`.
+"""Command line: `perfmodel predict|devices|sweep|roofline|validate|report|calibrate|accuracy`.
 
-`build_parser()` and `main(argv) -> int` so tests drive it in-process; bad input -> one line on
-stderr and exit status 2 (UserError), never a traceback."""
+The top layer: `build_parser()` and `main(argv) -> int` (tests drive it in-process) parse the
+arguments; the handlers in perfmodel.commands turn them into library calls. The library never
+imports this module or sees an argparse namespace. Bad input -> one line on stderr and exit status
+2 (UserError), never a traceback."""
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Optional, Sequence
 
+from .commands import accuracy, devices, measure, predict, report, sweep
 from .errors import UserError
 
 EXIT_USAGE = 2
@@ -44,7 +47,7 @@ def _add_size(p):
 
 def _size(a) -> tuple[int, int, int]:
     s = a.size or 4096
-    return a.M or s, a.N or s, a.K or s
+    return getattr(a, "M", None) or s, getattr(a, "N", None) or s, getattr(a, "K", None) or s
 
 
 def _add_tile(p):
@@ -112,100 +115,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
     c.add_argument("--out", help="device TOML to write (never overwritten)")
+
+    ac = sub.add_parser("accuracy", help="the model's accuracy over recorded runs (no GPU)")
+    ac.add_argument("runs", nargs="*", metavar="RUN",
+                    help="results folders (default: the accuracy set that results/README.md lists)")
+    ac.add_argument("--figures", choices=["measured", "datasheet"], default="measured",
+                    help="device figures: measured = a calibration (default), datasheet = none")
+    ac.add_argument("--calibration", help="calibration file (default: the reference calibration of the run's device)")
+    ac.add_argument("--results", default="results", help="the results folder holding README.md and the runs (default results)")
+    ac.add_argument("--json", action="store_true", help="print the table as JSON")
     return ap
 
 
-def cmd_predict(a) -> int:
-    from .catalogue import KernelConfig
-    from .devices import attach_calibration, load_device
-    from .explain import render
-    from .model import predict
-
-    dev = load_device(a.device)
-    figures = "datasheet"
-    if a.calibration:
-        dev, figures = attach_calibration(dev, a.calibration), "measured"
-    tile = {k: getattr(a, k) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")}
-    cfg = KernelConfig.make(a.kernel, **tile)
-    M, N, K = _size(a)
-    cfg.check_device(dev)
-    regs, src, local, prefetch, pf_src = a.registers, "--registers" if a.registers else None, 0, None, "source"
-    local_tile = program = None
-    if regs is None and not a.estimate:  # the compiler's figures where the local nvcc can target this architecture
-        from .measure.sass import binary_inputs
-
-        bi = binary_inputs(cfg, dev.compute_capability)
-        if bi:
-            regs, local = bi["registers"], bi["local_bytes"]
-            src = f"nvcc {bi['arch']} (spills {local} B)"
-            local_tile, program = bi["local_tile_bytes"], bi["program"]
-            if bi["prefetch"] is not None:
-                prefetch, pf_src = bi["prefetch"], f"SASS {bi['sass_arch']}"
-    p = predict(dev, cfg, M, N, K, registers=regs, registers_source=src, clock_MHz=a.clock, figures=figures,
-                local_bytes=local, prefetch=prefetch, prefetch_source=pf_src, local_tile_bytes=local_tile,
-                program=program)
-    print(p.model_dump_json(indent=2) if a.json else render(p))
-    return 0
-
-
-def cmd_devices(a) -> int:
-    from .devices import load_device, shipped_devices
-
-    if a.action == "list":
-        print(f"{'name':10} {'CC':4} {'SMs':>4} {'boost MHz':>9} {'FP32 GFLOPS':>11} {'DRAM GB/s':>9} {'L2 MB':>6}  marketing name")
-        for name in shipped_devices():
-            d = load_device(name)
-            print(f"{name:10} {d.compute_capability:4} {d.compute.sm_count:4} {d.compute.sm_clock_boost_MHz:9.0f} "
-                  f"{d.peak_fp32_GFLOPS():11,.0f} {d.memory.dram_bandwidth_GBps:9,.0f} {d.memory.l2_bytes / 2**20:6.1f}  {d.marketing_name}")
-        return 0
-    if a.action == "show":
-        if not a.name:
-            raise UserError("devices show needs a NAME: one of " + ", ".join(shipped_devices()))
-        d = load_device(a.name)
-        print(f"{d.name}: {d.marketing_name}, compute capability {d.compute_capability}, peak FP32 {d.peak_fp32_GFLOPS():,.0f} GFLOPS")
-        for fig in d.figure_names():
-            sec, _, field = fig.partition(".")
-            val = getattr(getattr(d, sec), field) if field else getattr(d, sec)
-            print(f"  {fig:48} {str(val):>14}   [{d.source_of(fig)}]")
-        return 0
-    from .measure.detect import detect_device  # GPU path, imported lazily
-
-    detect_device()  # prints what it found and which device file applies
-    return 0
-
-
-def _dispatch(a) -> int:
-    if a.cmd == "predict":
-        return cmd_predict(a)
-    if a.cmd == "devices":
-        return cmd_devices(a)
-    if a.cmd == "sweep":
-        from .sweep import cmd_sweep
-
-        return cmd_sweep(a)
-    if a.cmd == "roofline":
-        from .report.cli import cmd_roofline
-
-        return cmd_roofline(a)
-    if a.cmd == "validate":
-        from .measure.validate import cmd_validate
-
-        return cmd_validate(a)
-    if a.cmd == "report":
-        from .report.cli import cmd_report
-
-        return cmd_report(a)
-    if a.cmd == "calibrate":
-        from .measure.calibrate import cmd_calibrate
-
-        return cmd_calibrate(a)
-    raise UserError(f"unknown command {a.cmd}")
+COMMANDS = {"predict": predict.run, "devices": devices.run, "sweep": sweep.run, "roofline": report.roofline,
+            "validate": measure.validate, "report": report.report, "calibrate": measure.calibrate,
+            "accuracy": accuracy.run}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         a = build_parser().parse_args(argv)
-        return _dispatch(a)
+        if hasattr(a, "size"):
+            a.M, a.N, a.K = _size(a)
+        return COMMANDS[a.cmd](a)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

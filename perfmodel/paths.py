@@ -2,6 +2,8 @@
 one way cache files are written."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -22,9 +24,6 @@ def data_dir(name: str) -> Path:
 def write_json_atomic(path: Path | None, data) -> bool:
     """Write data as JSON through a temporary file and a rename, so a reader never sees half a file.
     Cache files only: a failure (no path, unwritable folder) is not an error; returns whether it wrote."""
-    import json
-    import os
-
     if path is None:
         return False
     try:
@@ -34,3 +33,10 @@ def write_json_atomic(path: Path | None, data) -> bool:
         return True
     except OSError:
         return False
+
+
+def cache_dir() -> Path:
+    """The on-disk cache (PERFMODEL_CACHE or ~/.cache/perfmodel), created if missing."""
+    d = Path(os.environ.get("PERFMODEL_CACHE", Path.home() / ".cache" / "perfmodel"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d

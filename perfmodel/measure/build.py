@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..catalogue import KernelConfig
-from ..paths import data_dir
+from ..paths import cache_dir, data_dir
 
 MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER"}
 NVCC_FLAGS = ["-O3", "-std=c++17"]
@@ -30,6 +30,11 @@ def source_path(cfg: KernelConfig) -> Path:
     return data_dir("kernels") / cfg.spec.source
 
 
+def sources_sha256() -> str:
+    """SHA-256 of kernels/*.cu* (sorted, concatenated): which kernel sources a build or a run used."""
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(data_dir("kernels").glob("*.cu*")))).hexdigest()
+
+
 def find_nvcc() -> Optional[str]:
     for cand in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if cand and os.path.exists(cand):
@@ -40,12 +45,6 @@ def find_nvcc() -> Optional[str]:
 def arch_of(compute_capability: str) -> int:
     major, minor = compute_capability.split(".")
     return int(major) * 10 + int(minor)
-
-
-def cache_dir() -> Path:
-    d = Path(os.environ.get("PERFMODEL_CACHE", Path.home() / ".cache" / "perfmodel"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def _options(cfg: KernelConfig, compute_capability: str) -> list[str]:

@@ -2,15 +2,19 @@
 section holds the figures (each named "measured by perfmodel calibrate on DATE on GPU")."""
 from __future__ import annotations
 
-import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import tomli_w
 
 from ..devices import load_device, shipped_devices
 from ..errors import UserError
+from .detect import match_shipped
+from .gpu import Gpu
+from .nvml import NvmlSampler
 
 
 def _chase_ring(n_elems: int, stride_elems: int, rng) -> np.ndarray:
@@ -62,8 +66,6 @@ def run_microbenchmarks(gpu, log=print) -> dict:
         return float(np.median(ts))
 
     try:
-        from .nvml import NvmlSampler
-
         sampler = NvmlSampler()
     except Exception:
         sampler = None
@@ -205,8 +207,6 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     # instruction fetch: issue rate of a loop of n independent FFMAs (16 B of code each) by the loop's
     # code size, one block of 1-32 warps per SM on every SM; flat while the loop fits the SM's
     # instruction caches (median over SMs of each block's own clock64 count)
-    from concurrent.futures import ThreadPoolExecutor
-
     ic_src = Path(__file__).with_name("icache.cu").read_text()
     sizes = (512, 1024, 2048, 4096, 6144, 8192, 10240, 12288, 16384)
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -242,33 +242,28 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     return res
 
 
+def _rounded(v):
+    """Calibrated figures to 6 significant digits (tables of them alike)."""
+    return {str(k): _rounded(x) for k, x in v.items()} if isinstance(v, dict) else float(f"{float(v):.6g}")
+
+
 def measured_toml(device_name: str, gpu_name: str, res: dict) -> str:
-    """The shipped device file with a [measured] section appended."""
+    """The shipped device file with a [measured] section appended (written by a TOML writer)."""
     base = shipped_devices()[device_name].read_text().rstrip() + "\n"
     date = datetime.now(timezone.utc).date().isoformat()
-    lines = ["", "# Figures measured by perfmodel calibrate (microbenchmarks in perfmodel/measure/microbench.cu).",
-             "[measured]", f'gpu = "{gpu_name}"', f'date = "{date}"']
-    for k, v in res.items():
-        if isinstance(v, dict) and v and isinstance(next(iter(v.values())), dict):  # a table of tables
-            lines.append(f"{k} = {{ " + ", ".join(f'"{w}" = {{ ' + ", ".join(f'"{c}" = {float(x):.6g}' for c, x in t.items())
-                                                   + " }" for w, t in v.items()) + " }")
-        elif isinstance(v, dict):
-            lines.append(f"{k} = {{ " + ", ".join(f'"{w}" = {float(x):.6g}' for w, x in v.items()) + " }")
-        elif v is not None:
-            lines.append(f"{k} = {float(v):.6g}")
-    return base + "\n".join(lines) + "\n"
+    table = dict(gpu=gpu_name, date=date, **{k: _rounded(v) for k, v in res.items() if v is not None and v != {}})
+    return (base + "\n# Figures measured by perfmodel calibrate (microbenchmarks in perfmodel/measure/microbench.cu).\n"
+            + tomli_w.dumps({"measured": table}))
 
 
-def cmd_calibrate(a) -> int:
-    from .detect import match_shipped
-    from .gpu import Gpu
-
+def calibrate(out: Path | None = None) -> int:
+    """Microbenchmark the local GPU into a calibration file (default results/calibration-DATE-DEVICE.toml)."""
     gpu = Gpu()
     name = match_shipped(gpu.name, gpu.cc)
     if not name:
         raise UserError(f"{gpu.name} has no shipped device file; run `perfmodel devices detect` first")
     date = datetime.now(timezone.utc)
-    out = Path(a.out) if a.out else Path("results") / f"calibration-{date:%Y%m%d-%H%M%S}-{name}.toml"
+    out = out or Path("results") / f"calibration-{date:%Y%m%d-%H%M%S}-{name}.toml"
     if out.exists():
         raise UserError(f"{out} exists; calibration files are never overwritten")
     print(f"calibrating {gpu.name} ({name}) ...")
@@ -290,6 +285,4 @@ def cmd_calibrate(a) -> int:
         m = getattr(dev.measured, k)
         if m is not None:
             print(f"{k:40} {v:12,.1f} {m:12,.1f} {m / v:7.3f}")
-    print(json.dumps(res))
-    print(f"ffma_outer_GFLOPS_by_warps_per_sm: {res['ffma_outer_GFLOPS_by_warps_per_sm']}")
     return 0

@@ -1,11 +1,13 @@
 """`perfmodel devices detect`: match the local GPU to a shipped device file, or write one."""
 from __future__ import annotations
 
+import json
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..devices import load_device, shipped_devices
+from .gpu import Gpu
 
 # (substring of the driver's name, compute capability) -> shipped device
 KNOWN = [("H200", "9.0", "h200"), ("H100", "9.0", "h100-sxm"), ("A100", "8.0", "a100"), ("V100", "7.0", "v100"),
@@ -56,8 +58,6 @@ def write_from_driver(gpu, path: Path) -> Path:
     data["sources"] = sources
     data["proxy_fields"] = [k for k, v in sources.items() if v == proxy_src]
     lines = [f"# Written by perfmodel devices detect on {today} for {gpu.name}: driver figures plus proxies.", ""]
-    import json
-
     def emit(prefix, table):
         if prefix:
             lines.append(f"\n[{prefix}]")
@@ -77,8 +77,6 @@ def write_from_driver(gpu, path: Path) -> Path:
 
 def detect_device(out_dir: Path | None = None) -> str:
     """Name (or path) of the device file for the local GPU; prints what it found."""
-    from .gpu import Gpu
-
     gpu = Gpu()
     name = match_shipped(gpu.name, gpu.cc)
     if name:

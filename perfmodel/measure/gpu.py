@@ -6,6 +6,9 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -14,6 +17,7 @@ from ..errors import UserError
 from ..paths import data_dir
 from . import build
 from .records import Measurement, Timing
+from .sass import facts_of_cubin, local_bytes_per_tile
 from .timing import do_bench, summarize
 
 REL_TOL = 1e-4  # FP32 lands far below; TF32 lands near 3e-4 (DESIGN.md)
@@ -33,6 +37,11 @@ def _import_pycuda():
     except drv.Error as exc:
         raise UserError(f"no CUDA GPU found ({exc})") from None
     return drv, compiler
+
+
+def require_gpu() -> None:
+    """Raise UserError (one line) unless pycuda is installed and a CUDA GPU is present."""
+    _import_pycuda()
 
 
 class Gpu:
@@ -186,10 +195,6 @@ class Problem:
 def compile_all(gpu: Gpu, cfgs: dict) -> dict:
     """{label: cubin or None} for {label: KernelConfig}, eight nvcc compiles at a time, with progress;
     a failed compile is reported and left None (measuring that config reports it again)."""
-    import sys
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
     t0 = time.time()
     cubins = {}
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -221,8 +226,6 @@ def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str,
             run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
             extra = dict(registers=fn.num_regs, spill_bytes=int(fn.local_size_bytes), smem_bytes=int(fn.shared_size_bytes),
                          driver_blocks_per_sm=gpu.driver_blocks_per_sm(cfg, cubin))
-            from .sass import facts_of_cubin, local_bytes_per_tile
-
             facts = facts_of_cubin(cubin) if cfg.spec.buffers == 2 or extra["spill_bytes"] else None
             if cfg.spec.buffers == 2:
                 extra["prefetch_fraction"] = None if facts is None else facts["prefetch_fraction"]

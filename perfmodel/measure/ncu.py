@@ -13,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..catalogue import KernelConfig, kernel_ids
+from .gpu import Gpu, Problem
+
 METRICS = ",".join([
     "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio",
     "smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
@@ -60,9 +63,6 @@ def parse_ncu(text: str) -> dict:
 
 
 if __name__ == "__main__":  # the profiled child: each ladder kernel once at SIZE^3
-    from ..catalogue import KernelConfig, kernel_ids
-    from .gpu import Gpu, Problem
-
     S = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
     gpu = Gpu()
     prob = Problem(gpu, S, S, S)

@@ -7,11 +7,14 @@ silently turns prefetching off (seen for double_buffer 128x128x16, 8x8 on sm_90:
 long-scoreboard stalls). nvdisasm comes from the `nvidia-cuda-nvdisasm` wheel (dev extra) or PATH."""
 from __future__ import annotations
 
+import hashlib
 import json
+import lzma
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -181,8 +184,6 @@ def loop_program(sass: str) -> Optional[dict]:
                 deps[i] = sorted(ds)
             for r in dst:
                 writer[r] = j
-    import hashlib
-
     return dict(id=hashlib.sha1("\n".join(body).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
 
 
@@ -193,8 +194,6 @@ def prefetch_effective(opcodes: list[str]) -> bool:
 
 def facts_of_cubin(cubin: bytes) -> Optional[dict]:
     """SASS facts of a compiled module (the binary that runs), or None without nvdisasm."""
-    import tempfile
-
     exe = find_nvdisasm()
     if exe is None:
         return None
@@ -225,6 +224,15 @@ def local_bytes_per_tile(facts: Optional[dict], cfg: KernelConfig) -> Optional[f
     per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
     tiles = max(1, round(facts["loop_ffma"] / per_tile))
     return facts["loop_local_bytes"] / tiles
+
+
+def program_loop_counts(program: Optional[dict]) -> Optional[dict]:
+    """main_loop's counts (loop_ffma, loop_local_bytes) read off a loop program (the same loop, so the
+    same figures: an LDL/STL of `wide` words moves 4 x wide bytes), or None without a program."""
+    if not program:
+        return None
+    cls, wide = program["cls"], program["wide"]
+    return dict(loop_ffma=cls.count("F"), loop_local_bytes=sum(4 * wide[i] for i, k in enumerate(cls) if k in "LK"))
 
 
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
@@ -267,8 +275,7 @@ def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
 
 # ---- archives of loop programs beside recorded runs (replays without a compiler) ----------------
 ARCHIVE_GLOB = "sass-programs-*.json.xz"
-ARCHIVE_DIRS: list[Path] = []  # searched by archived_program; analysis.load_run adds each run's parent folder
-_ARCHIVES: dict[Path, dict] = {}
+_ARCHIVE_FILES: dict[Path, dict] = {}  # decompressed archive files, by path (read once per process)
 
 
 def archive_key(sources_sha256: str, nvcc_flags, cfg: KernelConfig) -> str:
@@ -281,8 +288,6 @@ def write_program_archive(programs: dict, path: str | Path) -> int:
     """Write {archive_key: loop program} to an xz-compressed JSON archive (programs shared by several
     keys are stored once), so replays of recorded runs need no nvcc. Never overwrites; returns the
     number of keys."""
-    import lzma
-
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists; archives are never overwritten")
@@ -293,19 +298,21 @@ def write_program_archive(programs: dict, path: str | Path) -> int:
     return len(programs)
 
 
-def archived_program(key: str) -> Optional[dict]:
-    """The loop program archived under `key` (archive_key) in an archive in ARCHIVE_DIRS, or None."""
-    import lzma
+class ProgramArchive:
+    """The loop-program archives (ARCHIVE_GLOB) in the given folders: `program(key)` or None."""
 
-    for d in ARCHIVE_DIRS:
-        for p in sorted(Path(d).glob(ARCHIVE_GLOB)):
-            if p not in _ARCHIVES:
+    def __init__(self, folders):
+        self.files = [p for d in folders for p in sorted(Path(d).glob(ARCHIVE_GLOB))]
+
+    def program(self, key: str) -> Optional[dict]:
+        for p in self.files:
+            if p not in _ARCHIVE_FILES:
                 try:
-                    _ARCHIVES[p] = json.loads(lzma.decompress(p.read_bytes()))
+                    _ARCHIVE_FILES[p] = json.loads(lzma.decompress(p.read_bytes()))
                 except (OSError, ValueError, lzma.LZMAError):
-                    _ARCHIVES[p] = {}
-            a = _ARCHIVES[p]
+                    _ARCHIVE_FILES[p] = {}
+            a = _ARCHIVE_FILES[p]
             pid = a.get("keys", {}).get(key)
             if pid is not None:
                 return a["programs"][pid]
-    return None
+        return None

@@ -11,16 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
+from .detect import match_shipped
+from .gpu import Gpu, Problem, compile_all, measure_point
+from .records import Run
+from .validate import environment
 
 SAMPLE = 20
 
 
 def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
-    from .detect import match_shipped
-    from .gpu import Gpu, Problem, compile_all, measure_point
-    from .records import Run
-    from .validate import environment
-
     order = list(np.argsort(-np.asarray(gflops)))
     rank = {int(i): r for r, i in enumerate(order, 1)}
     top = [int(i) for i in order[:top_k]]

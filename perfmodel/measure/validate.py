@@ -9,11 +9,17 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..catalogue import KernelConfig, kernel_ids
+from ..analysis import run_figures, write_derived
+from ..catalogue import KernelConfig, enumerate_configs, kernel_ids, tiled_kernels
 from ..devices import load_device, shipped_devices
 from ..errors import UserError
 from . import build
-from .records import Environment, Run
+from .calibrate import measured_toml, run_microbenchmarks
+from .detect import match_shipped, write_from_driver
+from .gpu import Gpu, Problem, compile_all, measure_point
+from .ncu import run_ncu
+from .nvml import NvmlSampler
+from .records import Environment, Measurement, Run
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SWEEP_SIZE = 4096
@@ -23,11 +29,9 @@ SWEEP_TOTAL = 104
 def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[KernelConfig]:
     """A fixed random sample of valid tiled configs, stratified by kernel (equal shares; a kernel with
     fewer valid configs gives all it has and the rest is shared out), defaults excluded."""
-    from ..sweep import TILED, enumerate_configs
-
     rng = random.Random(seed)
     pools = {}
-    for k in TILED:
+    for k in tiled_kernels():
         valid, _, _ = enumerate_configs(device, (k,))
         default = KernelConfig.make(k)
         pools[k] = [c for c in valid if c != default]
@@ -69,8 +73,6 @@ def environment(gpu, device_file: str, started, driver: str | None = None) -> En
 
     if driver is None:
         try:
-            from .nvml import NvmlSampler
-
             driver = NvmlSampler().driver_version()
         except Exception:
             driver = "unknown"
@@ -78,30 +80,21 @@ def environment(gpu, device_file: str, started, driver: str | None = None) -> En
                        driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
                        nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
                        nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=device_file,
-                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=sources_sha256())
-
-
-def sources_sha256() -> str:
-    import hashlib
-
-    from ..paths import data_dir
-
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(data_dir("kernels").glob("*.cu*")))).hexdigest()
+                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=build.sources_sha256())
 
 
 def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{v % 1000 // 10}"
 
 
-def cmd_validate(a) -> int:
-    from .gpu import Gpu, Problem, compile_all, measure_point
-    from .detect import match_shipped, write_from_driver
-
+def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False) -> int:
+    """Measure the ladder (and, unless quick, a random sample of configs) on the local GPU into a new
+    results folder (default results/DATE-DEVICE[-quick][-seedN]); 1 if any point failed."""
     started = datetime.now(timezone.utc)
     root = Path.cwd() / "results"
     gpu = Gpu()
     name = match_shipped(gpu.name, gpu.cc)
-    out = Path(a.out) if a.out else root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if a.quick else ''}{f'-seed{a.seed}' if a.seed else ''}"
+    out = out or root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if quick else ''}{f'-seed{seed}' if seed else ''}"
     if out.exists():
         raise UserError(f"{out} exists; results are never overwritten (choose another --out)")
     out.mkdir(parents=True)
@@ -112,26 +105,22 @@ def cmd_validate(a) -> int:
         name = str(dev_path)
     device = load_device(name)
     if Path(name).stem in shipped_devices():  # device figures measured now, kept beside the raw data
-        from .calibrate import measured_toml, run_microbenchmarks
-
         print("calibrating (microbenchmarks) ...")
         (out / "calibration.toml").write_text(measured_toml(Path(name).stem, gpu.name, run_microbenchmarks(gpu)))
     try:
-        from .nvml import NvmlSampler
-
         sampler = NvmlSampler()
         driver = sampler.driver_version()
     except Exception as exc:  # NVML missing: timings still valid, clock from the device file
         print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
         sampler, driver = None, "unknown"
     env = environment(gpu, env_device_name(name), started, driver)
-    points = plan(device, a.quick, a.seed)
+    points = plan(device, quick, seed)
     print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
 
     # compile every distinct config in parallel (nvcc runs as subprocesses)
     cubins = compile_all(gpu, {c.label(): c for _, c, _ in points if c is not None})
 
-    warm, rep = (10.0, 40.0) if a.quick else (25.0, 100.0)
+    warm, rep = (10.0, 40.0) if quick else (25.0, 100.0)
     measurements, failed = [], 0
     probs: dict = {}
     for i, (group, cfg, s) in enumerate(points, 1):
@@ -140,8 +129,6 @@ def cmd_validate(a) -> int:
             probs[s] = Problem(gpu, s, s, s)
         cub = cubins.get(cfg.label()) if cfg else None
         if cfg is not None and cub is None:
-            from .records import Measurement
-
             m = Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=s, N=s, K=s, verified=False,
                             verification="error", error="compile failed")
         else:
@@ -154,22 +141,16 @@ def cmd_validate(a) -> int:
 
     run = Run(environment=env, device_toml=dev_path.read_text(), measurements=measurements)
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
-    if a.ncu:
-        from .ncu import run_ncu
-
+    if ncu:
         print("profiling the ladder with ncu ...")
         probs.clear()
         run_ncu(out)
-    from ..analysis import write_derived
-
-    from ..analysis import run_device_for
-
-    dev_for, figures = run_device_for(out)
-    derived = write_derived(out, out, dev_for, figures)
+    fig = run_figures(out)
+    derived = write_derived(out, out, fig)
     try:
-        from ..report.reports import write_report
+        from ..report.reports import write_report  # matplotlib
 
-        write_report(out, out, derived, dev_for)
+        write_report(out, out, derived, fig.device)
     except ImportError as exc:
         print(f"warning: no plots ({exc})", file=sys.stderr)
     s = derived["summary"]

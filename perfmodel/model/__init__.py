@@ -1,2 +1,3 @@
 """The analytical model: separate term functions, one batch path, one typed `Prediction`."""
-from .predict import Prediction, predict, predict_batch, PredictionBatch  # noqa: F401
+from .figures import Figures  # noqa: F401
+from .predict import Prediction, PredictionBatch, Problem, predict, predict_batch  # noqa: F401

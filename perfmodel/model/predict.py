@@ -8,9 +8,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..catalogue import KernelConfig
+from ..devices import DeviceSpec
 from ..errors import UserError
+from ..facts import ESTIMATED, BuildFacts, given
 from . import terms as T
+from .figures import Figures
 from .occupancy import LIMITERS, occupancy
+from .schedule import compute_cycles_per_tile
 from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
@@ -48,221 +52,399 @@ def _structure(cfg: KernelConfig) -> tuple:
             s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
 
 
-@dataclass
-class PredictionBatch:
-    """Arrays over configs: every intermediate the single `Prediction` reports."""
+@dataclass(frozen=True)
+class Problem:
+    """C (M x N) = A (M x K) . B (K x N); ints, or arrays with one entry per config."""
 
-    gflops: np.ndarray
-    time_s: np.ndarray
-    bound: np.ndarray  # index into terms.TERMS
-    blocks_per_sm: np.ndarray
-    limiter: np.ndarray  # index into LIMITERS
-    occupancy: np.ndarray
-    cycles: np.ndarray  # (6, n) per-tile cycles at full residency
-    extra: dict
+    M: object
+    N: object
+    K: object
+
+    def __post_init__(self):
+        for nm in ("M", "N", "K"):
+            v = np.asarray(getattr(self, nm))
+            if v.size and (np.any(v < 1) or np.any(np.floor(v) != v)):
+                raise UserError(f"{nm}={getattr(self, nm)} must be a positive integer")
+
+    def arrays(self, n: int):
+        return tuple(np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (self.M, self.N, self.K))
 
 
-def predict_batch(device, configs: Sequence[KernelConfig], M, N, K, registers=None, clock_MHz=None, local_bytes=None,
-                  figures: str = "datasheet", prefetch=None, local_tile_bytes=None, programs=None) -> PredictionBatch:
-    """Vectorised prediction. registers / local_bytes: per-config counts from the compiler (None: the
-    estimate, no local memory); clock: MHz; figures: 'datasheet' or 'measured' (perfmodel calibrate);
-    prefetch: per config, the share of a double-buffered binary's compute phase issued after the next
-    tile's loads (measure.sass: 1 = loads first, 0 = sunk below the FFMAs; None: 1, as the source intends);
-    local_tile_bytes: per config, local loads + stores per thread per k-tile read off the binary's main
-    loop (measure.sass; NaN or None: estimated from the frame size); programs: per config, the binary's
-    k-tile loop as a dependency program (measure.sass.loop_program; None: the closed-form compute phase).
-    With a program the compute phase is simulated (model.schedule) and the issue term counts the
-    binary's instructions."""
-    if figures not in ("datasheet", "measured"):
-        raise UserError(f"figures must be 'datasheet' or 'measured', not {figures!r}")
-    calibrated = device
-    if figures == "measured":
-        device = device.with_measured()
+# ---- the stages: each a function of the earlier ones, each result a typed record ----------------
+@dataclass(frozen=True)
+class ResourceStage:
+    """Per block: threads, shared memory; per thread: registers and local frame (compiler's or
+    estimated); the kernel structure's per-tile counts (_structure)."""
+
+    threads: np.ndarray
+    registers: np.ndarray
+    smem_bytes: np.ndarray
+    local_bytes: np.ndarray
+    bm: np.ndarray
+    bn: np.ndarray
+    bk: np.ndarray
+    ffma_per_thread: np.ndarray
+    lds_block: np.ndarray
+    smem_wavefronts_block: np.ndarray
+    sts_block: np.ndarray
+    ldg_per_thread: np.ndarray
+    barriers: np.ndarray
+    buffers: np.ndarray
+    uses_smem: np.ndarray
+    lds_per_step: np.ndarray
+    wavefronts_per_lds: np.ndarray
+
+
+def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFacts]) -> ResourceStage:
+    """Resources per config. Without the compiler's count, registers are estimated: __launch_bounds__(threads)
+    makes nvcc fit one block, so they are capped at what the register file leaves per thread (8-register
+    steps) and the excess spills (4 B each)."""
     n = len(configs)
     smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
     thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step, wf_per_lds = st
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
-    local = np.zeros(n) if local_bytes is None else np.broadcast_to(np.asarray(local_bytes, dtype=float), (n,))
-    if registers is None:
-        # __launch_bounds__(threads) makes nvcc fit one block: registers are capped at what the
-        # register file leaves per thread (8-register steps) and the excess spills (4 B each)
+    local = np.array([float(b.local_bytes) for b in builds])
+    known = np.array([b.registers is not None for b in builds], dtype=bool)
+    given = np.array([float(b.registers) if b.registers is not None else 0.0 for b in builds])
+    if not known.all():
         est = np.array([c.estimated_registers() for c in configs], dtype=float)
-        thr_ = np.array([c.threads for c in configs], dtype=float)
         lim_ = device.limits
-        cap = np.minimum(lim_.max_registers_per_thread,
-                         np.floor(lim_.registers_per_block / (np.ceil(thr_ / 32) * 32) / 8) * 8)
-        regs = np.minimum(est, cap)
-        local = np.maximum(local, 4.0 * (est - regs))
+        cap = np.minimum(lim_.max_registers_per_thread, np.floor(lim_.registers_per_block / (np.ceil(thr / 32) * 32) / 8) * 8)
+        regs_est = np.minimum(est, cap)
+        regs = np.where(known, given, regs_est)
+        local = np.where(known, local, np.maximum(local, 4.0 * (est - regs_est)))
     else:
-        regs = np.broadcast_to(np.asarray(registers, dtype=float), (n,))
-    M, N, K = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (M, N, K))
-    cmp_, mem, lat, lim = device.compute, device.memory, device.latency, device.limits
-    clock = cmp_.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
-    hz = clock * 1e6
-    sms = cmp_.sm_count
+        regs = given
+    return ResourceStage(threads=thr, registers=regs, smem_bytes=smem, local_bytes=local, bm=bm, bn=bn, bk=bk,
+                         ffma_per_thread=ffma_t, lds_block=lds_i, smem_wavefronts_block=smem_w, sts_block=sts_i,
+                         ldg_per_thread=ldg_t, barriers=bars, buffers=bufs, uses_smem=uses_smem, lds_per_step=lds_per_step,
+                         wavefronts_per_lds=wf_per_lds)
 
-    # occupancy
-    b, limiter, warps = occupancy(lim, thr, regs, smem)
-    occ = b * warps / lim.max_warps_per_sm
 
-    # traffic
-    gy, gx, blocks, ktiles = T.grid(M, N, K, bm, bn, bk)
-    conc = np.minimum(blocks, b * sms)
-    l2b = T.l2_to_sm_bytes(M, N, K, bm, bn)
-    drb = T.dram_bytes(M, N, K, bm, bn, conc, mem.l2_bytes)
-    flops = 2.0 * M * N * K
+@dataclass(frozen=True)
+class OccupancyStage:
+    blocks_per_sm: np.ndarray
+    limiter: np.ndarray  # index into LIMITERS
+    warps_per_block: np.ndarray
+    occupancy: np.ndarray  # resident warps / the SM's maximum
+
+
+def occupancy_stage(device, r: ResourceStage) -> OccupancyStage:
+    """CUDA's occupancy rules (occupancy.occupancy) on the resources."""
+    b, limiter, warps = occupancy(device.limits, r.threads, r.registers, r.smem_bytes)
+    return OccupancyStage(blocks_per_sm=b, limiter=limiter, warps_per_block=warps,
+                          occupancy=b * warps / device.limits.max_warps_per_sm)
+
+
+@dataclass(frozen=True)
+class TrafficStage:
+    blocks: np.ndarray
+    ktiles: np.ndarray
+    flops: np.ndarray
+    l2_bytes: np.ndarray
+    dram_bytes: np.ndarray
+    smem_bytes: np.ndarray  # bytes the shared-memory pipe moves (wavefronts x 128 B)
+    l2_bytes_tile: np.ndarray  # per block per k-tile
+    dram_bytes_tile: np.ndarray
+    mem_latency: np.ndarray  # average global-load latency (cycles)
+    l2_hit: np.ndarray
+
+
+def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
+    """Bytes per level (terms.l2_to_sm_bytes, terms.dram_bytes with the blocks running at once) and
+    the average global-load latency their L2 hit rate gives (terms.mem_latency)."""
+    mem, lat = device.memory, device.latency
+    _, _, blocks, ktiles = T.grid(M, N, K, r.bm, r.bn, r.bk)
+    conc = np.minimum(blocks, o.blocks_per_sm * device.compute.sm_count)
+    l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn)
+    drb = T.dram_bytes(M, N, K, r.bm, r.bn, conc, mem.l2_bytes)
     tiles_total = np.maximum(blocks * ktiles, 1)
-    l2_tile, dram_tile = l2b / tiles_total, drb / tiles_total
-    smem_moved = smem_w * tiles_total * T.WAVEFRONT_BYTES
     L_mem, hit = T.mem_latency(drb, l2b, lat.l2_latency_cycles, lat.dram_latency_cycles)
+    return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
+                        smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
+                        l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit)
 
-    # issue
-    ffma, lds, sts, ldg, bar, other = T.issue_counts(thr, ffma_t, lds_i, sts_i, ldg_t, bars, bufs, uses_smem)
-    # the binary's k-tile loop, where known (a loop with less than a tile of FFMAs is an inner loop):
-    # its non-FFMA instructions replace the estimated integer/branch work
-    progs = [None] * n if programs is None else list(programs)
+
+@dataclass(frozen=True)
+class IssueStage:
+    """Warp instructions per block per k-tile by kind; `programs`/`has_program`/`tiles_per_pass`: the
+    binary's k-tile loop where known (a loop with less than a tile of FFMAs is an inner loop: not used)."""
+
+    ffma: np.ndarray
+    lds: np.ndarray
+    sts: np.ndarray
+    ldg: np.ndarray
+    bar: np.ndarray
+    other: np.ndarray
+    non_ffma: np.ndarray
+    issue: np.ndarray
+    programs: list
+    has_program: np.ndarray
+    tiles_per_pass: np.ndarray
+
+
+def issue_stage(r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts]) -> IssueStage:
+    """terms.issue_counts; with the binary's loop its non-FFMA instructions replace the estimated
+    integer and branch work."""
+    ffma, lds, sts, ldg, bar, other = T.issue_counts(r.threads, r.ffma_per_thread, r.lds_block, r.sts_block,
+                                                     r.ldg_per_thread, r.barriers, r.buffers, r.uses_smem)
+    warps = o.warps_per_block
+    progs = [b.program for b in builds]
     tiles_pp = np.array([(p["cls"].count("F") / f) if p and uses and f > 0 else np.nan
-                         for p, uses, f in zip(progs, uses_smem, ffma_t)])
+                         for p, uses, f in zip(progs, r.uses_smem, r.ffma_per_thread)])
     has_prog = np.isfinite(tiles_pp) & (tiles_pp >= 0.99)
     if has_prog.any():
-        nonf = np.array([(len(p["cls"]) - p["cls"].count("F")) if o else 0.0 for p, o in zip(progs, has_prog)])
+        nonf = np.array([(len(p["cls"]) - p["cls"].count("F")) if ok else 0.0 for p, ok in zip(progs, has_prog)])
         other = np.where(has_prog, np.maximum(0.0, nonf / np.where(has_prog, tiles_pp, 1.0) * warps - (lds + sts + ldg + bar)),
                          other)
     non_ffma = lds + sts + ldg + bar + other
-    issue = ffma + non_ffma
+    return IssueStage(ffma=ffma, lds=lds, sts=sts, ldg=ldg, bar=bar, other=other, non_ffma=non_ffma, issue=ffma + non_ffma,
+                      programs=progs, has_program=has_prog, tiles_per_pass=tiles_pp)
 
-    # Little's law per level (per SM)
+
+@dataclass(frozen=True)
+class LittlesLawStage:
+    """Per SM and level: parallelism needed (latency x throughput), available, and the fraction of
+    the ceiling that is achievable (terms.littles_law)."""
+
+    needed: T.Fractions
+    available: T.Fractions
+    fraction: T.Fractions
+    l2_bytes_per_clock: np.ndarray  # the SM's share of the L2 bandwidth
+    dram_bytes_per_clock: np.ndarray
+    tile_bytes: np.ndarray  # one block's A and B tile
+
+
+def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz) -> LittlesLawStage:
+    """FMA pipe: each warp's independent accumulators; shared memory: each warp's independent loads
+    of a k step, each as many wavefronts as its bank conflicts make it; L2 / DRAM: the resident
+    blocks' tile bytes in flight."""
+    cmp_, mem, lat = device.compute, device.memory, device.latency
+    sms = cmp_.sm_count
+    b, warps = o.blocks_per_sm, o.warps_per_block
     l2_bpc = mem.l2_bandwidth_GBps * 1e9 / hz / sms
     dram_bpc = mem.dram_bandwidth_GBps * 1e9 / hz / sms
-    tile_bytes = (bm + bn) * bk * T.FLOAT
-    inflight_bytes = b * tile_bytes * np.where(uses_smem > 0, 1.0, warps * 4 / np.maximum(bm + bn, 1))
+    tile_bytes = (r.bm + r.bn) * r.bk * T.FLOAT
+    inflight_bytes = b * tile_bytes * np.where(r.uses_smem > 0, 1.0, warps * 4 / np.maximum(r.bm + r.bn, 1))
     need_l2 = l2_bpc * lat.l2_latency_cycles
     need_dram = dram_bpc * lat.dram_latency_cycles
-    f_l2 = T.littles_law(need_l2, inflight_bytes)
-    f_dram = T.littles_law(need_dram, inflight_bytes)
-    fma_per_clk = cmp_.fp32_lanes_per_sm / 32.0
-    need_fma = lat.fma_latency_cycles * fma_per_clk
-    avail_fma = b * warps * np.minimum(bm * bn / thr, need_fma)  # independent accumulators per warp
-    f_fma = T.littles_law(need_fma, avail_fma)
-    smem_per_clk = mem.smem_bandwidth_bytes_per_clock_per_sm / T.WAVEFRONT_BYTES
-    need_smem = lat.smem_latency_cycles * smem_per_clk
-    # in flight: each warp's independent loads of a k step, each as many wavefronts as its bank conflicts make it
-    avail_smem = np.where(uses_smem > 0, b * warps * np.maximum(lds_per_step, 1.0) * np.maximum(wf_per_lds, 1.0), need_smem)
-    f_smem = T.littles_law(need_smem, avail_smem)
+    need_fma = lat.fma_latency_cycles * (cmp_.fp32_lanes_per_sm / 32.0)
+    avail_fma = b * warps * np.minimum(r.bm * r.bn / r.threads, need_fma)
+    need_smem = lat.smem_latency_cycles * (mem.smem_bandwidth_bytes_per_clock_per_sm / T.WAVEFRONT_BYTES)
+    avail_smem = np.where(r.uses_smem > 0, b * warps * np.maximum(r.lds_per_step, 1.0) * np.maximum(r.wavefronts_per_lds, 1.0),
+                          need_smem)
+    needed = T.Fractions(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram)
+    available = T.Fractions(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes)
+    fraction = T.Fractions(**{k: T.littles_law(getattr(needed, k), getattr(available, k)) for k in ("fma", "smem", "l2", "dram")})
+    return LittlesLawStage(needed=needed, available=available, fraction=fraction, l2_bytes_per_clock=l2_bpc,
+                           dram_bytes_per_clock=dram_bpc, tile_bytes=tile_bytes)
 
-    # local memory (bytes per thread in the binary's local frame). Without registers for the
-    # accumulators and their fragments the arrays live in local memory: every FFMA loads and stores its accumulator
-    # (8 B) and, once the frame also holds the fragments, loads both operands (8 B more). Otherwise
-    # the frame holds spilled registers, reloaded once per tile. L1 serves it while the resident
-    # frames fit beside shared memory, else L2.
-    acc_floats = bm * bn / thr
-    frag_bytes = 4.0 * (bm / np.maximum(thr / np.maximum(bn, 1), 1) + bn)  # generous bound on fragments
-    arrays = (local > 0) & (regs < acc_floats + 16)  # no room for accumulators plus fragments
+
+@dataclass(frozen=True)
+class LocalStage:
+    """Local-memory bytes per block per k-tile, where the frames live (level: 1 L1, else minus the
+    share only DRAM holds) and the L1TEX wavefronts per block per k-tile (shared + tile loads + local in L1)."""
+
+    bytes_tile: np.ndarray
+    level: np.ndarray
+    l1tex_wavefronts: np.ndarray
+
+
+def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes) -> LocalStage:
+    """Without registers for the accumulators and their fragments the arrays live in local memory:
+    every FFMA loads and stores its accumulator (8 B) and, once the frame also holds the fragments,
+    loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
+    tile (or the binary's loop's LDL + STL where known). L1 holds the frames while the resident ones
+    fit beside shared memory, else the L2 holds L2 bytes / (every SM's frames) of them and DRAM the
+    rest. One L1TEX data pipe (128 B/clk) serves shared, global and local accesses alike."""
+    mem = device.memory
+    thr, local, b = r.threads, r.local_bytes, o.blocks_per_sm
+    acc_floats = r.bm * r.bn / thr
+    frag_bytes = 4.0 * (r.bm / np.maximum(thr / np.maximum(r.bn, 1), 1) + r.bn)  # generous bound on fragments
+    arrays = (local > 0) & (r.registers < acc_floats + 16)  # no room for accumulators plus fragments
     per_ffma = 8.0 + 8.0 * np.clip((local - 4 * acc_floats) / np.maximum(frag_bytes, 1), 0, 1)
-    local_tile = np.where(arrays, per_ffma * ffma_t, local) * thr * (local > 0)
-    if local_tile_bytes is not None:
-        lt = np.broadcast_to(np.asarray(local_tile_bytes, dtype=float), (n,))
-        local_tile = np.where(np.isfinite(lt) & (local > 0), lt * thr, local_tile)
-    # where the frames live: L1 while the resident frames fit beside shared memory (level 1); else
-    # the L2 holds the share L2 bytes / (every SM's frames) of them and DRAM the rest (level = that
-    # L2 share: 0..1 exclusive of the L1 case, encoded as -(1 - share) .. 0 for the terms)
+    local_tile = np.where(arrays, per_ffma * r.ffma_per_thread, local) * thr * (local > 0)
+    lt = np.array([np.nan if bf.local_tile_bytes is None else float(bf.local_tile_bytes) for bf in builds])
+    local_tile = np.where(np.isfinite(lt) & (local > 0), lt * thr, local_tile)
     frames = local * thr * np.maximum(b, 1)
-    local_in_l1 = frames <= mem.l1_bytes_per_sm - smem * np.maximum(b, 1)
-    l2_share = np.clip(mem.l2_bytes / np.maximum(frames * sms, 1.0), 0.0, 1.0)
-    local_level = np.where(local_in_l1, 1.0, -(1.0 - l2_share))
-    # one L1TEX data pipe (128 B/clk) serves shared, global and local accesses alike: the tile's
-    # global loads (tile bytes / 128 B per block, coalesced) and local traffic that stays in L1 add
-    # wavefronts to the shared-memory ones (for the one-element kernels l1_w already holds the loads)
-    ldg_w = np.where(uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
-    l1tex_w = smem_w + ldg_w + np.where(local_in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0)
+    in_l1 = frames <= mem.l1_bytes_per_sm - r.smem_bytes * np.maximum(b, 1)
+    l2_share = np.clip(mem.l2_bytes / np.maximum(frames * device.compute.sm_count, 1.0), 0.0, 1.0)
+    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
+    return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
+                      l1tex_wavefronts=r.smem_wavefronts_block + ldg_w + np.where(in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0))
 
-    # latency exposed per k-tile: see terms.tile_cycles (lockstep blocks, burst transfer)
-    sched = cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock
-    pf = np.ones(n) if prefetch is None else np.broadcast_to(np.asarray(prefetch, dtype=float), (n,))
-    kind = np.where(uses_smem > 0, np.where((bufs == 2) & (pf > 0), 2, 1), 0)
-    exposed_k = (L_mem + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits for its loads
 
-    rates = (sched, cmp_.fp32_lanes_per_sm, mem.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc, dram_bpc)
-    kw = dict(ffma_block=ffma, other_block=non_ffma, smem_wavefronts_block=l1tex_w, l2_bytes_tile=l2_tile,
-              dram_bytes_tile=dram_tile, local_bytes_tile=local_tile, local_level=local_level, warps_block=warps,
-              mem_latency=L_mem, smem_latency=lat.smem_latency_cycles, kind=kind, exposed_k=exposed_k, dev_rates=rates,
-              f_fma=f_fma, f_smem=f_smem, f_l2=f_l2, f_dram=f_dram, hide=pf,
-              port_bpc=(calibrated.measured.l2_sm_port_bytes_per_clock if figures == "measured" else None),
-              tile_exposure=(calibrated.tile_exposure if figures == "measured" and calibrated.tile_exposure(1, 1.0) is not None
-                             else None))
-    safe_b = np.maximum(b, 1)
-    per_wave, full, tail = T.waves(blocks, safe_b, sms)
-    resident = np.minimum(safe_b, np.ceil(blocks / sms))  # blocks an SM really holds (small grids hold fewer)
-    # with the calibrated pipe overlap the FFMA rate is the FFMA-only one (the overlap term charges the
-    # shared loads); without it, the rate of the shared-memory-fed outer product (4 LDS.128 per k step)
-    has_ovl = figures == "measured" and calibrated.pipe_overlap(1.0) is not None
-    smem_fed = None if has_ovl else uses_smem > 0
-    acc = bm * bn / thr  # outputs (accumulators) per thread
-    c_of = (lambda w: calibrated.ffma_issue_factor(w, smem_fed=smem_fed, accumulators=acc)) if figures == "measured" else (lambda w: np.ones_like(w))
-    ovl_of = (lambda w: calibrated.pipe_overlap(w, accumulators=acc) * (uses_smem > 0)) if has_ovl else (lambda w: 0.0)
-    c_ffma = c_of(resident * warps)
-    # the k-tile loop is unrolled: its code is one warp's instructions per tile x 16 B (checked against
-    # the SASS of the recorded configs: median ratio 1.01); past the instruction cache issue slows
-    code_bytes = 16.0 * issue / np.maximum(warps, 1) * (uses_smem > 0)
-    fetch_of = (lambda bb: calibrated.fetch_rate(code_bytes, bb * warps)) if figures == "measured" else (lambda bb: np.inf)
-    # the binary's k-tile loop, where known: its simulated compute phase (model.schedule)
+@dataclass(frozen=True)
+class WavesStage:
+    blocks_per_wave: np.ndarray
+    full_waves: np.ndarray
+    tail: np.ndarray  # the busiest SM's blocks in the last partial wave
+    n_waves: np.ndarray
+    resident: np.ndarray  # blocks an SM really holds (small grids hold fewer)
+
+
+def waves_stage(device, o: OccupancyStage, t: TrafficStage) -> WavesStage:
+    """terms.waves with at least one block per SM."""
+    sms = device.compute.sm_count
+    safe_b = np.maximum(o.blocks_per_sm, 1)
+    per_wave, full, tail = T.waves(t.blocks, safe_b, sms)
+    return WavesStage(blocks_per_wave=per_wave, full_waves=full, tail=tail, n_waves=full + (tail > 0),
+                      resident=np.minimum(safe_b, np.ceil(t.blocks / sms)))
+
+
+@dataclass(frozen=True)
+class ComputeStage:
+    """Cycles per k-tile by term (terms.TERMS) with the full resident blocks and with the tail wave's,
+    and what went into them."""
+
+    cycles: np.ndarray  # (7, n)
+    cycles_tail: np.ndarray
+    exposed: np.ndarray  # latency exposed per k-tile (cycles)
+    load_phase_share: np.ndarray  # single-buffered, calibrated: X (NaN where it does not apply)
+    c_ffma: np.ndarray  # issue cycles per FFMA at the resident warps
+    overlap: np.ndarray
+    code_bytes: np.ndarray  # the unrolled k-tile loop's code
+    scheduled: np.ndarray  # simulated compute phase (NaN where no loop program)
+
+
+def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
+                  loc: LocalStage, w: WavesStage, builds: Sequence[BuildFacts], configs, hz) -> ComputeStage:
+    """terms.tile_cycles for the full waves and the tail. The FFMA rate: calibrate's FFMA-only one with
+    the calibrated pipe overlap (the overlap term charges the shared loads); without it, the rate of the
+    shared-memory-fed outer product (4 LDS.128 per k step). The k-tile loop is unrolled: its code is one
+    warp's instructions per tile x 16 B (checked against the SASS of the recorded configs: median ratio
+    1.01); past the instruction cache issue slows. Where the binary's loop is known its compute phase
+    is simulated (model.schedule)."""
+    device = fig.effective
+    cmp_, lat = device.compute, device.latency
+    n = len(configs)
+    warps = o.warps_per_block
+    safe_b = np.maximum(o.blocks_per_sm, 1)
+    lanes = cmp_.fp32_lanes_per_sm
+    rates = T.SMRates(schedulers=cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock, lanes=lanes,
+                      smem_bpc=device.memory.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc=ll.l2_bytes_per_clock,
+                      dram_bpc=ll.dram_bytes_per_clock, port_bpc=fig.l2_port_bytes_per_clock,
+                      smem_latency=lat.smem_latency_cycles)
+    pf = np.array([1.0 if bf.prefetch is None else float(bf.prefetch) for bf in builds])
+    kind = np.where(r.uses_smem > 0, np.where((r.buffers == 2) & (pf > 0), 2, 1), 0)
+    exposed_k = (t.mem_latency + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits
+    work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
+                      dram_bytes=t.dram_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
+                      mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k)
+    smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
+    acc = r.bm * r.bn / r.threads  # outputs (accumulators) per thread
+
+    def c_of(wps):
+        return fig.ffma_issue_factor(wps, smem_fed=smem_fed, accumulators=acc)
+
+    def ovl_of(wps):
+        return fig.pipe_overlap(wps, accumulators=acc) * (r.uses_smem > 0) if fig.has_pipe_overlap else 0.0
+
+    code_bytes = 16.0 * i.issue / np.maximum(warps, 1) * (r.uses_smem > 0)
+    tail_b = np.maximum(w.tail, 1)
     sim_full = sim_tail = None
-    if has_prog.any():
-        sim_full = _simulated(progs, has_prog, tiles_pp, safe_b, warps, c_of(safe_b * warps), configs, device)
-        sim_tail = _simulated(progs, has_prog, tiles_pp, np.maximum(tail, 1), warps, c_of(np.maximum(tail, 1) * warps),
-                              configs, device)
-    cyc_full, exposed, share = T.tile_cycles(safe_b, **kw, c_ffma=c_of(safe_b * warps), fetch_rate=fetch_of(safe_b),
-                                             overlap=ovl_of(safe_b * warps), scheduled=sim_full)
-    cyc_tail, _, _ = T.tile_cycles(np.maximum(tail, 1), **kw, c_ffma=c_of(np.maximum(tail, 1) * warps),
-                                   fetch_rate=fetch_of(np.maximum(tail, 1)), overlap=ovl_of(np.maximum(tail, 1) * warps),
-                                   scheduled=sim_tail)
-    t_full, t_tail = cyc_full.max(axis=0), cyc_tail.max(axis=0)
-    prologue = L_mem + 2 * lat.smem_latency_cycles  # first tile of each wave has nothing to overlap
-    n_waves = full + (tail > 0)
-    total_cycles = ktiles * (full * t_full + (tail > 0) * t_tail) + n_waves * prologue
+    if i.has_program.any():
+        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device)
+        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device)
+    cyc_full, exposed, share = T.tile_cycles(safe_b, work, rates, ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf,
+                                             fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps),
+                                             overlap=ovl_of(safe_b * warps), tile_exposure=fig.tile_exposure,
+                                             scheduled=sim_full)
+    cyc_tail, _, _ = T.tile_cycles(tail_b, work, rates, ll.fraction, c_ffma=c_of(tail_b * warps), hide=pf,
+                                   fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), overlap=ovl_of(tail_b * warps),
+                                   tile_exposure=fig.tile_exposure, scheduled=sim_tail)
+    return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, load_phase_share=np.broadcast_to(share, (n,)),
+                        c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
+                        code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full)
+
+
+@dataclass(frozen=True)
+class PredictionBatch:
+    """Arrays over configs: the result and every stage it came from."""
+
+    figures: Figures
+    dims: tuple  # (M, N, K) arrays
+    clock_MHz: np.ndarray
+    gflops: np.ndarray
+    time_s: np.ndarray
+    bound: np.ndarray  # index into terms.TERMS
+    resources: ResourceStage
+    occupancy: OccupancyStage
+    traffic: TrafficStage
+    issue: IssueStage
+    littles_law: LittlesLawStage
+    local: LocalStage
+    waves: WavesStage
+    compute: ComputeStage
+
+    @property
+    def blocks_per_sm(self) -> np.ndarray:
+        return self.occupancy.blocks_per_sm
+
+    @property
+    def cycles(self) -> np.ndarray:
+        return self.compute.cycles
+
+
+def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig], problem: Problem,
+                  builds: Optional[Sequence[BuildFacts]] = None, clock_MHz=None) -> PredictionBatch:
+    """Vectorised prediction of configs on one device for one problem (or one per config).
+
+    builds: per config, what is known of its binary (facts.BuildFacts; None: all estimated). With a
+    loop program the compute phase is simulated (model.schedule) and the issue term counts the
+    binary's instructions. clock_MHz: the SM clock (default the boost clock)."""
+    fig = Figures.of(figures)
+    device = fig.effective
+    n = len(configs)
+    builds = [ESTIMATED] * n if builds is None else list(builds)
+    if len(builds) != n:
+        raise ValueError(f"{len(builds)} build facts for {n} configs")
+    M, N, K = problem.arrays(n)
+    clock = device.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
+    hz = clock * 1e6
+    r = resources(device, configs, builds)
+    o = occupancy_stage(device, r)
+    t = traffic(device, r, o, M, N, K)
+    i = issue_stage(r, o, builds)
+    ll = littles_law_stage(device, r, o, hz)
+    loc = local_stage(device, r, o, builds, ll.tile_bytes)
+    w = waves_stage(device, o, t)
+    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz)
+    t_full, t_tail = c.cycles.max(axis=0), c.cycles_tail.max(axis=0)
+    prologue = t.mem_latency + 2 * device.latency.smem_latency_cycles  # first tile of each wave has nothing to overlap
+    total_cycles = t.ktiles * (w.full_waves * t_full + (w.tail > 0) * t_tail) + w.n_waves * prologue
     time_s = total_cycles / hz
-    gflops = np.where(b > 0, flops / time_s * 1e-9, 0.0)
-    bound = cyc_full.argmax(axis=0)
+    gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
+    bound = c.cycles.argmax(axis=0)
     # 'latency' = issue work + exposed latency; name it only when the exposed part matters (>= 10 %)
     lat_i = T.TERMS.index("latency")
-    minor = (bound == lat_i) & (exposed < 0.1 * cyc_full[lat_i])
-    bound = np.where(minor, cyc_full[:lat_i].argmax(axis=0), bound)
-    extra = dict(regs=regs, smem=smem, threads=thr, warps=warps, blocks=blocks, ktiles=ktiles, per_wave=per_wave,
-                 full_waves=full, tail=tail, flops=flops, l2_bytes=l2b, dram_bytes=drb, smem_bytes=smem_moved,
-                 l2_hit=hit, mem_latency=L_mem, ffma=ffma, lds=lds, sts=sts, ldg=ldg, bar=bar, other=other, issue=issue,
-                 need=dict(fma=need_fma, smem=need_smem, l2=need_l2, dram=need_dram),
-                 avail=dict(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes),
-                 frac=dict(fma=f_fma, smem=f_smem, l2=f_l2, dram=f_dram), exposed=exposed, clock=clock, figures=figures,
-                 cycles_tail=cyc_tail, n_waves=n_waves, c_ffma=c_ffma, local=local, code_bytes=code_bytes,
-                 local_tile=local_tile, local_level=local_level, overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
-                 load_phase_share=np.broadcast_to(share, (n,)),
-                 scheduled=np.full(n, np.nan) if sim_full is None else sim_full)
-    return PredictionBatch(gflops=gflops, time_s=time_s, bound=bound, blocks_per_sm=b, limiter=limiter,
-                           occupancy=occ, cycles=cyc_full, extra=extra)
+    minor = (bound == lat_i) & (c.exposed < 0.1 * c.cycles[lat_i])
+    bound = np.where(minor, c.cycles[:lat_i].argmax(axis=0), bound)
+    return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
+                           time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
+                           local=loc, waves=w, compute=c)
 
 
-def _simulated(programs, ok, tiles_pp, b, warps, c_ffma, configs, device) -> np.ndarray:
+def _simulated(i: IssueStage, b, warps, c_ffma, configs, device) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program."""
-    from .schedule import compute_cycles_per_tile
-
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
-    out = np.full(len(programs), np.nan)
-    for i in np.flatnonzero(ok):
-        li, lw, si, sw = smem_counts(configs[i])
-        out[i] = compute_cycles_per_tile(programs[i], float(tiles_pp[i]), float(b[i] * warps[i]), float(warps[i]), sched,
-                                         float(np.asarray(c_ffma).ravel()[i] if np.ndim(c_ffma) else c_ffma),
+    out = np.full(len(configs), np.nan)
+    for k in np.flatnonzero(i.has_program):
+        li, lw, si, sw = smem_counts(configs[k])
+        out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
+                                         sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0)
     return out
 
 
-def _local_text(x: dict, from_sass) -> Optional[str]:
-    if not x["local"]:
+def _local_text(bt: PredictionBatch, k: int, from_sass) -> Optional[str]:
+    if not bt.resources.local_bytes[k]:
         return None
-    per_thread = float(x["local_tile"]) / max(float(x["threads"]), 1.0)
-    lvl = float(x["local_level"])
+    per_thread = float(bt.local.bytes_tile[k]) / max(float(bt.resources.threads[k]), 1.0)
+    lvl = float(bt.local.level[k])
     where = "in L1" if lvl > 0 else f"{1 + lvl:.0%} in L2, the rest in DRAM" if lvl < 0 else "in L2"
     src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
     return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
@@ -354,38 +536,43 @@ class Prediction(_M):
     reason: str
 
 
-def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None, K: Optional[int] = None,
-            registers: Optional[int] = None, registers_source: Optional[str] = None,
-            clock_MHz: Optional[float] = None, local_bytes: int = 0, figures: str = "datasheet",
-            prefetch: Optional[float] = None, prefetch_source: str = "source",
-            local_tile_bytes: Optional[float] = None, program: Optional[dict] = None) -> Prediction:
-    """Predict one configuration. N and K default to M (square). program: the binary's k-tile loop
-    (measure.sass.loop_program) for the simulated compute phase (model.schedule)."""
+def predict(figures: Figures | DeviceSpec, config: KernelConfig, M: int = 4096, N: Optional[int] = None,
+            K: Optional[int] = None, build: Optional[BuildFacts] = None, clock_MHz: Optional[float] = None,
+            registers: Optional[int] = None) -> Prediction:
+    """Predict one configuration. N and K default to M (square). build: what is known of its binary
+    (facts.BuildFacts; default the estimate); registers: shorthand for a build with that register
+    count (the compiler's, or one you know)."""
+    fig = Figures.of(figures)
     N = M if N is None else N
     K = M if K is None else K
-    for nm, v in (("M", M), ("N", N), ("K", K)):
-        if int(v) != v or v < 1:
-            raise UserError(f"{nm}={v} must be a positive integer")
-    config.check_device(device) if registers is None else None
-    if registers is not None and registers > device.limits.max_registers_per_thread:
-        raise UserError(f"registers={registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
-    src = registers_source or ("compiler" if registers is not None else "estimate (seed 002 eq. 9 + staging)")
-    bt = predict_batch(device, [config], M, N, K, registers=None if registers is None else [registers], clock_MHz=clock_MHz,
-                       local_bytes=[local_bytes], figures=figures, prefetch=None if prefetch is None else [prefetch],
-                       local_tile_bytes=None if local_tile_bytes is None else [local_tile_bytes],
-                       programs=None if program is None else [program])
-    if figures == "measured":
-        device = device.with_measured()
-    x = {k: (v[0] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in bt.extra.items() if not isinstance(v, dict)}
-    clock = float(bt.extra["clock"])
+    problem = Problem(M, N, K)
+    if build is None:
+        build = given(registers)
+    elif registers is not None:
+        raise ValueError("give registers or build, not both")
+    device = fig.device
+    if build.registers is None:
+        config.check_device(device)
+    elif build.registers > device.limits.max_registers_per_thread:
+        raise UserError(f"registers={build.registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
+    bt = predict_batch(fig, [config], problem, builds=[build], clock_MHz=clock_MHz)
+    return prediction_row(bt, 0, config, build)
+
+
+def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: BuildFacts) -> Prediction:
+    """Row k of a batch as a typed `Prediction` (every intermediate number with its name)."""
+    fig = bt.figures
+    device = fig.effective
+    r, o, t, i, ll, w, c = bt.resources, bt.occupancy, bt.traffic, bt.issue, bt.littles_law, bt.waves, bt.compute
+    clock = float(bt.clock_MHz[k])
     peak = device.peak_fp32_GFLOPS(clock)
-    flops = float(x["flops"])
+    flops = float(t.flops[k])
     hz = clock * 1e6
     mem = device.memory
     smem_GBps = mem.smem_bandwidth_bytes_per_clock_per_sm * device.compute.sm_count * hz * 1e-9
     levels = []
-    for name, byts, bw in (("dram", x["dram_bytes"], mem.dram_bandwidth_GBps), ("l2", x["l2_bytes"], mem.l2_bandwidth_GBps),
-                           ("smem", x["smem_bytes"], smem_GBps)):
+    for name, byts, bw in (("dram", t.dram_bytes[k], mem.dram_bandwidth_GBps), ("l2", t.l2_bytes[k], mem.l2_bandwidth_GBps),
+                           ("smem", t.smem_bytes[k], smem_GBps)):
         ai = flops / byts if byts > 0 else float("inf")
         levels.append(Level(level=name, bytes=float(byts), intensity_flop_per_byte=float(ai), bandwidth_GBps=float(bw),
                             ceiling_GFLOPS=float(min(ai * bw, 1e12))))
@@ -393,49 +580,58 @@ def predict(device, config: KernelConfig, M: int = 4096, N: Optional[int] = None
     lrows = []
     for name, latency, unit in (("fma", lat.fma_latency_cycles, "warp FFMA"), ("smem", lat.smem_latency_cycles, "wavefronts"),
                                 ("l2", lat.l2_latency_cycles, "bytes"), ("dram", lat.dram_latency_cycles, "bytes")):
-        lrows.append(LittleRow(level=name, latency_cycles=float(latency), needed_in_flight=float(bt.extra["need"][name]),
-                               available_in_flight=float(np.asarray(bt.extra["avail"][name]).ravel()[0]), unit=unit,
-                               achievable_fraction=float(np.asarray(bt.extra["frac"][name]).ravel()[0])))
-    counts = {k: float(x[k]) for k in ("ffma", "lds", "sts", "ldg", "bar", "other")}
-    share = counts["ffma"] / float(x["issue"])
+        lrows.append(LittleRow(level=name, latency_cycles=float(latency), needed_in_flight=_at(getattr(ll.needed, name), k),
+                               available_in_flight=_at(getattr(ll.available, name), k), unit=unit,
+                               achievable_fraction=_at(getattr(ll.fraction, name), k)))
+    counts = {nm: float(getattr(i, nm)[k]) for nm in ("ffma", "lds", "sts", "ldg", "bar", "other")}
+    share = counts["ffma"] / float(i.issue[k])
     # issue ceiling: every issue slot that carries an FFMA does 32 lanes x 2 flop
-    c = device.compute
-    issue_ceiling = c.sm_count * c.warp_schedulers_per_sm * c.issue_per_scheduler_per_clock * share * 64 * clock * 1e-3
-    b = int(bt.blocks_per_sm[0])
-    bound = T.TERMS[int(bt.bound[0])] if b > 0 else "occupancy"
-    fetch = float(device.fetch_rate(x["code_bytes"], max(b, 1) * x["warps"])) if figures == "measured" else float("inf")
+    cm = device.compute
+    issue_ceiling = cm.sm_count * cm.warp_schedulers_per_sm * cm.issue_per_scheduler_per_clock * share * 64 * clock * 1e-3
+    b = int(o.blocks_per_sm[k])
+    bound = T.TERMS[int(bt.bound[k])] if b > 0 else "occupancy"
+    warps = float(o.warps_per_block[k])
+    fetch = float(fig.fetch_rate(float(c.code_bytes[k]), max(b, 1) * warps))
     fetch = fetch if np.isfinite(fetch) else None
-    port = device.measured.l2_sm_port_bytes_per_clock if figures == "measured" and device.measured else None
-    per_wave = int(x["per_wave"])
+    per_wave = int(w.blocks_per_wave[k])
     reason = REASONS.get(bound, "no block fits on an SM")
-    if bound == "issue" and fetch and b * float(x["issue"]) / fetch >= 0.999 * float(bt.cycles[T.TERMS.index("issue"), 0]):
-        reason = (f"instruction fetch: the unrolled k-tile loop (~{x['code_bytes'] / 1024:.0f} KB) outgrows the instruction "
+    if bound == "issue" and fetch and b * float(i.issue[k]) / fetch >= 0.999 * float(c.cycles[T.TERMS.index("issue"), k]):
+        reason = (f"instruction fetch: the unrolled k-tile loop (~{c.code_bytes[k] / 1024:.0f} KB) outgrows the instruction "
                   f"caches; the SM fetches {fetch:.2f} warp instructions per clock for it")
+    prefetch = build.prefetch
+    lps, sch = float(c.load_phase_share[k]), float(c.scheduled[k])
     return Prediction(
-        device=device.name, kernel=config.kernel, config=config.params(), M=int(M), N=int(N), K=int(K),
-        sm_clock_MHz=clock, peak_GFLOPS=peak,
-        figures="datasheet" if figures == "datasheet" else f"measured ({device.measured.gpu}, {device.measured.date})",
-        ffma_issue_cycles=float(x["c_ffma"]),
+        device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1), K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label,
+        ffma_issue_cycles=float(c.c_ffma[k]),
         prefetch=("none (single buffer)" if config.spec.buffers == 1 else
                   ("yes" if prefetch is None or prefetch >= 1 else
                    f"partly: {prefetch:.0%} of the FFMAs follow the next tile's loads" if prefetch > 0 else
-                   "no: the compiler sank the next tile's loads below the FFMAs") + f" [{prefetch_source}]"),
-        resources=Resources(threads_per_block=config.threads, warps_per_block=int(x["warps"]),
-                            registers_per_thread=int(x["regs"]), registers_source=src,
-                            smem_per_block_bytes=config.smem_bytes, local_frame_bytes=int(x["local"]),
-                            local_traffic=_local_text(x, local_tile_bytes)),
-        occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * x["warps"]), occupancy_pct=float(bt.occupancy[0] * 100),
-                            limiter=LIMITERS[int(bt.limiter[0])]),
+                   "no: the compiler sank the next tile's loads below the FFMAs") + f" [{build.prefetch_source}]"),
+        resources=Resources(threads_per_block=config.threads, warps_per_block=int(warps),
+                            registers_per_thread=int(r.registers[k]), registers_source=build.registers_source,
+                            smem_per_block_bytes=config.smem_bytes, local_frame_bytes=int(r.local_bytes[k]),
+                            local_traffic=_local_text(bt, k, build.local_tile_bytes)),
+        occupancy=Occupancy(blocks_per_sm=b, warps_per_sm=int(b * warps), occupancy_pct=float(o.occupancy[k] * 100),
+                            limiter=LIMITERS[int(o.limiter[k])]),
         traffic=levels, littles_law=lrows,
         issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=issue_ceiling,
-                    loop_code_bytes=float(x["code_bytes"]), fetch_rate_per_sm=fetch),
-        waves=Waves(blocks=int(x["blocks"]), blocks_per_wave=per_wave, full_waves=int(x["full_waves"]),
-                    tail_blocks_per_sm=int(x["tail"]), waves=float(x["blocks"] / max(per_wave, 1))),
-        cycles_per_tile={t: float(bt.cycles[i, 0]) for i, t in enumerate(T.TERMS)},
-        exposed_latency_cycles=float(x["exposed"]),
-        l2_port_bytes_per_clock=port,
-        pipe_overlap=float(x["overlap"]),
-        load_phase_share=None if np.isnan(x["load_phase_share"]) else float(x["load_phase_share"]),
-        scheduled_compute_cycles=None if np.isnan(x["scheduled"]) else float(x["scheduled"]),
-        time_s=float(bt.time_s[0]), gflops=float(bt.gflops[0]), pct_of_peak=float(bt.gflops[0] / peak * 100),
+                    loop_code_bytes=float(c.code_bytes[k]), fetch_rate_per_sm=fetch),
+        waves=Waves(blocks=int(t.blocks[k]), blocks_per_wave=per_wave, full_waves=int(w.full_waves[k]),
+                    tail_blocks_per_sm=int(w.tail[k]), waves=float(t.blocks[k] / max(per_wave, 1))),
+        cycles_per_tile={nm: float(c.cycles[j, k]) for j, nm in enumerate(T.TERMS)},
+        exposed_latency_cycles=float(c.exposed[k]),
+        l2_port_bytes_per_clock=fig.l2_port_bytes_per_clock,
+        pipe_overlap=float(c.overlap[k]),
+        load_phase_share=None if np.isnan(lps) else lps,
+        scheduled_compute_cycles=None if np.isnan(sch) else sch,
+        time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason)
+
+
+def _dim(bt: PredictionBatch, k: int, axis: int) -> int:
+    return int(bt.dims[axis][k])
+
+
+def _at(x, k: int) -> float:
+    """Entry k of a per-config array, or the scalar every config shares."""
+    return float(np.asarray(x).ravel()[k] if np.ndim(x) else x)

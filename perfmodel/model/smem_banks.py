@@ -7,8 +7,14 @@ The address maps below mirror kernels/*.cu exactly (same index arithmetic).
 """
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 
 import numpy as np
+
+from .. import catalogue
+from ..paths import write_json_atomic
 
 BANKS = 32
 
@@ -215,11 +221,6 @@ _DIRTY = [False]
 
 def code_hash() -> str:
     """Hash of the code the counts depend on (this file's address maps, catalogue's derived sizes)."""
-    import hashlib
-    from pathlib import Path
-
-    from .. import catalogue
-
     h = hashlib.sha256(Path(__file__).read_bytes())
     h.update(Path(catalogue.__file__).read_bytes())
     return h.hexdigest()
@@ -227,8 +228,6 @@ def code_hash() -> str:
 
 def load_disk_cache(path) -> None:
     """Counts saved by an earlier sweep (keyed by config label; the file name carries code_hash())."""
-    import json
-
     if path is None or not path.exists():
         return
     try:
@@ -239,8 +238,6 @@ def load_disk_cache(path) -> None:
 
 def save_disk_cache(path) -> None:
     """Persist every count known in this process (only if new ones were simulated)."""
-    from ..paths import write_json_atomic
-
     if path is None or not _DIRTY[0]:
         return
     data = dict(_DISK)

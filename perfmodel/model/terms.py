@@ -1,10 +1,13 @@
 """The model's terms as pure, vectorised functions (scalars or arrays of configs alike).
 
 Every function takes numpy arrays (or floats) and device figures and returns arrays, so a single
-`Prediction` and a sweep over 10^4 configs run the same formulas (DESIGN.md: no formula twice).
+`Prediction` and a sweep over 10^4 configs run the same formulas (no formula written twice).
 Units: cycles are SM clock cycles, bytes are bytes, per-tile counts are per k-tile of bk steps.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -74,9 +77,54 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
 
 
 # ---- time per k-tile -----------------------------------------------------------------------
-def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_tile, dram_bytes_tile, local_bytes_tile,
-                local_level, warps_block, mem_latency, smem_latency, kind, exposed_k, dev_rates, c_ffma, f_fma, f_smem,
-                f_l2, f_dram, hide=1.0, port_bpc=None, fetch_rate=np.inf, overlap=0.0, tile_exposure=None, scheduled=None):
+@dataclass(frozen=True)
+class TileWork:
+    """One block's work per k-tile (arrays over configs): warp FFMAs and other warp instructions,
+    L1TEX wavefronts, L2 / DRAM / local bytes, where the local frames live (`local_level`: 1 L1, else
+    minus the share only DRAM holds), warps per block, average global-load latency (cycles), kind
+    (0 one element per thread, 1 tiled, 2 tiled with prefetch) and the latency a one-element
+    kernel's k step exposes."""
+
+    ffma: np.ndarray
+    other: np.ndarray
+    smem_wavefronts: np.ndarray
+    l2_bytes: np.ndarray
+    dram_bytes: np.ndarray
+    local_bytes: np.ndarray
+    local_level: np.ndarray
+    warps: np.ndarray
+    mem_latency: np.ndarray
+    kind: np.ndarray
+    exposed_k: np.ndarray
+
+
+@dataclass(frozen=True)
+class SMRates:
+    """Per-SM rates in SM cycles: issue slots per clock (schedulers x issue), FP32 lanes, shared-memory
+    bytes per clock, the SM's share of L2 and DRAM bytes per clock, the measured L2->SM port (None:
+    not measured) and the shared-memory latency."""
+
+    schedulers: float
+    lanes: float
+    smem_bpc: float
+    l2_bpc: float
+    dram_bpc: float
+    port_bpc: Optional[float]
+    smem_latency: float
+
+
+@dataclass(frozen=True)
+class Fractions:
+    """Achievable fraction of each ceiling by Little's law (arrays over configs)."""
+
+    fma: np.ndarray
+    smem: np.ndarray
+    l2: np.ndarray
+    dram: np.ndarray
+
+
+def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
+                tile_exposure: Optional[Callable] = None, scheduled=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -97,16 +145,16 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
     share (the l2 term). Without a measured port the share is used (datasheets do not give it).
     The compute phase is max(issue, smem) + overlap * min(issue, smem): `overlap` is the share of the
-    smaller pipe time that the resident warps cannot run under the larger one (DeviceSpec.pipe_overlap:
+    smaller pipe time that the resident warps cannot run under the larger one (Figures.pipe_overlap:
     about 0.6 with one warp per scheduler, 0.2 with two, 0.05 with four or more; 0 without a calibration).
-    With calibrate's single-buffered tile loop (`tile_exposure`, DeviceSpec.tile_exposure) the load phase
+    With calibrate's single-buffered tile loop (`tile_exposure`, Figures.tile_exposure) the load phase
     is one block's: latency + its own tile through the port (the loop exposes the same ~420 cycles
     with 1-4 blocks per SM: the co-resident blocks' bursts overlap their latency instead of queueing
     behind it), and a single-buffered kernel exposes the measured share X(b, compute / phase) of it
     (1 with one or two blocks; 0.8 / 0.7 with three / four and long compute phases, as the blocks drift
     apart). DRAM enters through the latency mix and, for the average, through the dram term: the same
     loop streaming a DRAM-resident region exposes 464 cycles with one block (not the pointer chase's
-    +317) and about twice that with 3-4 (benchmarks/tile_loop_dram.py).
+    +317) and about twice that with 3-4 (docs/model.md).
     scheduled (per config, NaN where unknown): the compute phase simulated from the binary's k-tile loop
     (model.schedule: issue order, FFMA rate, fragment-load latency, pipe queueing and the barrier, all
     from the SASS and measured figures). Where given it replaces max(issue, smem) + overlap * min and
@@ -115,8 +163,12 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
-    sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = dev_rates
-    f_fma, f_smem, f_l2, f_dram = (np.maximum(f, 1e-12) for f in (f_fma, f_smem, f_l2, f_dram))
+    sched, lanes, smem_bpc, l2_bpc_sm, dram_bpc_sm = rates.schedulers, rates.lanes, rates.smem_bpc, rates.l2_bpc, rates.dram_bpc
+    port_bpc, smem_latency = rates.port_bpc, rates.smem_latency
+    f_fma, f_smem, f_l2, f_dram = (np.maximum(x, 1e-12) for x in (f.fma, f.smem, f.l2, f.dram))
+    ffma_block, other_block, smem_wavefronts_block = work.ffma, work.other, work.smem_wavefronts
+    l2_bytes_tile, dram_bytes_tile, local_bytes_tile, local_level = work.l2_bytes, work.dram_bytes, work.local_bytes, work.local_level
+    warps_block, mem_latency, kind, exposed_k = work.warps, work.mem_latency, work.kind, work.exposed_k
     slots = np.minimum(sched, b * warps_block)
     t_fma = b * ffma_block * c_ffma / (lanes / 32.0) / f_fma
     t_fetch = b * (ffma_block + other_block) / fetch_rate
@@ -135,7 +187,7 @@ def tile_cycles(b, *, ffma_block, other_block, smem_wavefronts_block, l2_bytes_t
     load_phase = mem_latency + np.maximum(burst, t_dram)
     single, share = load_phase, np.nan
     if tile_exposure is not None and port_bpc is not None:
-        # measured by calibrate's single-buffered tile loop (DeviceSpec.tile_exposure): the resident
+        # measured by calibrate's single-buffered tile loop (Figures.tile_exposure): the resident
         # blocks' bursts do not add up (one block's burst through the port is what shows, from L2 or
         # DRAM alike; DRAM bandwidth bounds only the average, the dram term), and b blocks expose the
         # share X(b, compute / phase) of one block's phase

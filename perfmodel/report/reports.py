@@ -1,9 +1,13 @@
 """report.md and its figures for a recorded run (called by validate and by `perfmodel report`)."""
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
+from ..analysis import load_run, run_device
 from ..catalogue import kernel_ids
+from ..measure.ncu import parse_ncu
 from . import plots
 
 TERM_HELP = {
@@ -13,8 +17,6 @@ TERM_HELP = {
 
 
 def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False) -> Path:
-    from ..analysis import load_run, run_device
-
     run = load_run(run_dir)
     dev = device or run_device(run)
     out = Path(out_dir)
@@ -90,11 +92,6 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
 
 def ncu_section(run_dir: Path, rows) -> list[str]:
     """Model counts against Nsight Compute counters for the ladder (validate --ncu)."""
-    import json
-    import math
-
-    from ..measure.ncu import parse_ncu
-
     f = run_dir / "ncu_raw.csv"  # the raw record; ncu.json is a convenience copy
     if not f.exists():
         return []

@@ -1,0 +1,132 @@
+"""The model's accuracy over recorded runs: per run MAPE, median, bias, Spearman and the gap of the
+model's top-1 to the measured best; pooled over all points. No GPU, no compiler: every run replays
+from its raw.json, the facts it recorded and the loop-program archives beside it."""
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .analysis import load_run, run_device, run_facts, rows
+from .devices import attach_calibration
+from .errors import UserError
+from .model.figures import Figures
+
+ACCURACY_SECTION = "## Accuracy set"
+REFERENCE = "reference-calibration-{device}.toml"
+
+
+def accuracy_set(results: Path) -> list[str]:
+    """The run folders results/README.md lists under its accuracy-set heading (one `- \\`NAME\\`` a line)."""
+    readme = results / "README.md"
+    if not readme.is_file():
+        raise UserError(f"{readme} does not exist; name the runs to score (perfmodel accuracy RUN ...)")
+    text = readme.read_text(encoding="utf-8")
+    if ACCURACY_SECTION not in text:
+        raise UserError(f"{readme} has no '{ACCURACY_SECTION}' section; name the runs to score")
+    section = text.split(ACCURACY_SECTION, 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^- `([^`]+)`", section, flags=re.M)
+
+
+def reference_calibration(results: Path, device: str) -> Optional[Path]:
+    """results/reference-calibration-DEVICE.toml, if there is one."""
+    p = results / REFERENCE.format(device=device)
+    return p if p.is_file() else None
+
+
+@dataclass
+class RunScore:
+    run: str
+    figures: str
+    points: int
+    mape_pct: float
+    median_ape_pct: float
+    bias_pct: float  # mean signed error: > 0 optimistic
+    spearman_all: Optional[float]
+    spearman_sweep: Optional[float]
+    top1_gap_pct: Optional[float]  # how much slower the model's top-1 of the sweep measured than the best
+    errors_pct: list
+
+
+def _spearman(a, b) -> Optional[float]:
+    from scipy.stats import spearmanr  # heavy: only the accuracy and report paths need it
+
+    return float(spearmanr(a, b).statistic) if len(a) >= 3 else None
+
+
+def score_run(run_dir: Path, fig: Figures) -> RunScore:
+    """Predict every verified point of one run with `fig` and the facts of the binaries that ran."""
+    run = load_run(run_dir)
+    pts = [r for r in rows(run, fig, run_facts(run, run_dir)) if r.get("error_pct") is not None]
+    err = np.array([r["error_pct"] for r in pts])
+    # the run's ranked group: a validate run's random sample, a tuning run's measured configurations
+    sweep = [r for r in pts if r["group"] in ("sweep", "tune")]
+    top1 = None
+    if sweep:
+        best = max(sweep, key=lambda r: r["measured_gflops"])
+        top = max(sweep, key=lambda r: r["predicted_gflops"])
+        top1 = 100 * (1 - top["measured_gflops"] / best["measured_gflops"])
+    return RunScore(run=Path(run_dir).name, figures=fig.kind, points=len(pts),
+                    mape_pct=float(np.abs(err).mean()) if len(err) else float("nan"),
+                    median_ape_pct=float(np.median(np.abs(err))) if len(err) else float("nan"),
+                    bias_pct=float(err.mean()) if len(err) else float("nan"),
+                    spearman_all=_spearman([r["predicted_gflops"] for r in pts], [r["measured_gflops"] for r in pts]),
+                    spearman_sweep=_spearman([r["predicted_gflops"] for r in sweep], [r["measured_gflops"] for r in sweep]),
+                    top1_gap_pct=top1, errors_pct=[float(e) for e in err])
+
+
+def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path) -> Figures:
+    """Datasheet figures, or the run's device with the given calibration (default: the reference
+    calibration of that device under results/)."""
+    dev = run_device(load_run(run_dir))
+    if figures == "datasheet":
+        return Figures(dev)
+    cal = Path(calibration) if calibration else reference_calibration(results, dev.name)
+    if cal is None:
+        raise UserError(f"no calibration for {dev.name}: {results / REFERENCE.format(device=dev.name)} does not exist; "
+                        f"pass --calibration FILE or --figures datasheet")
+    return Figures(attach_calibration(dev, cal), calibrated=True)
+
+
+def _score_job(job) -> RunScore:
+    rd, figures, calibration, results = job
+    return score_run(rd, figures_for(rd, figures, calibration, results))
+
+
+def score(runs: list[Path], figures: str = "measured", calibration: Optional[str] = None,
+          results: Path = Path("results"), progress=None, workers: Optional[int] = None) -> tuple[list[RunScore], dict]:
+    """Scores per run (in parallel processes, one run each; the result does not depend on the
+    number of workers) and pooled over every point: (scores, overall)."""
+    for rd in runs:  # bad input fails here, in one line, before any worker starts
+        figures_for(rd, figures, calibration, results)
+    jobs = [(rd, figures, calibration, results) for rd in runs]
+    n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
+    out = []
+    if n == 1:
+        it = map(_score_job, jobs)
+        for j, s in enumerate(it, 1):
+            out.append(s)
+            if progress:
+                progress(j, len(runs), s)
+    else:
+        with ProcessPoolExecutor(max_workers=n) as pool:
+            for j, s in enumerate(pool.map(_score_job, jobs), 1):
+                out.append(s)
+                if progress:
+                    progress(j, len(runs), s)
+    e = np.array([x for s in out for x in s.errors_pct])
+    overall = dict(points=int(len(e)), runs=len(out), figures=figures,
+                   mape_pct=float(np.abs(e).mean()) if len(e) else float("nan"),
+                   median_ape_pct=float(np.median(np.abs(e))) if len(e) else float("nan"),
+                   bias_pct=float(e.mean()) if len(e) else float("nan"),
+                   worst_top1_gap_pct=max((s.top1_gap_pct for s in out if s.top1_gap_pct is not None), default=None))
+    return out, overall
+
+
+def as_json(scores: list[RunScore], overall: dict) -> dict:
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k != "errors_pct"} for s in scores], overall=overall)

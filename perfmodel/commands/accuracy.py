@@ -1,0 +1,45 @@
+"""`perfmodel accuracy [RUN ...]`: the accuracy table over recorded runs."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..accuracy import accuracy_set, as_json, score
+from ..errors import UserError
+
+
+def _f(v, fmt="{:.1f}") -> str:
+    return "n/a" if v is None else fmt.format(v)
+
+
+def run(a) -> int:
+    results = Path(a.results)
+    runs = [Path(r) for r in a.runs] if a.runs else [results / name for name in accuracy_set(results)]
+    for r in runs:
+        if not (r / "raw.json").is_file():
+            raise UserError(f"{r} holds no raw.json (not a recorded run)")
+    t0 = time.perf_counter()
+
+    def progress(j, n, s):
+        if not a.json:
+            print(f"\r  scored {j}/{n} runs ({time.perf_counter() - t0:.0f} s)", end="" if j < n else "\n",
+                  file=sys.stderr, flush=True)
+
+    scores, overall = score(runs, a.figures, a.calibration, results, progress)
+    if not a.json and a.figures == "measured":
+        print(f"measured figures: {a.calibration or 'the reference calibration of each run' + chr(39) + 's device'}\n")
+    if a.json:
+        print(json.dumps(as_json(scores, overall), indent=1))
+        return 0
+    print("| run | figures | points | MAPE | median APE | bias | Spearman all | Spearman sweep | model top-1 vs measured best |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s in scores:
+        print(f"| {s.run} | {s.figures} | {s.points} | {s.mape_pct:.1f} % | {s.median_ape_pct:.1f} % | {s.bias_pct:+.1f} % | "
+              f"{_f(s.spearman_all, '{:.3f}')} | {_f(s.spearman_sweep, '{:.3f}')} | "
+              f"{_f(s.top1_gap_pct)} % slower |")
+    o = overall
+    print(f"overall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
+          f"{o['points']} points in {o['runs']} runs, {o['figures']} figures; worst top-1 gap {_f(o['worst_top1_gap_pct'])} %")
+    return 0

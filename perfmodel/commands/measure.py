@@ -1,0 +1,15 @@
+"""`perfmodel validate` and `perfmodel calibrate` (GPU only; pycuda is imported when they start)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..measure import calibrate as _calibrate
+from ..measure import validate as _validate
+
+
+def validate(a) -> int:
+    return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu)
+
+
+def calibrate(a) -> int:
+    return _calibrate.calibrate(Path(a.out) if a.out else None)

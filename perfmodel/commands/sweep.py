@@ -1,0 +1,77 @@
+"""`perfmodel sweep`: rank every valid configuration; `--measure K` times the top K on the GPU."""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import time
+
+from ..catalogue import PARAM_NAMES, get_kernel, tiled_kernels
+from ..errors import UserError
+from ..facts import can_compile
+from ..measure.gpu import require_gpu
+from ..measure.tune import measure_sweep
+from ..model.figures import Figures
+from ..model.occupancy import LIMITERS
+from ..model.predict import Problem
+from ..model.terms import TERMS
+from ..sweep import rank
+
+
+def run(a) -> int:
+    fig = Figures.load(a.device, a.calibration)
+    tiled = tiled_kernels()
+    kernels = a.kernel or tiled
+    for k in kernels:
+        get_kernel(k)
+        if k not in tiled:
+            raise UserError(f"sweep covers the tiled kernels ({', '.join(tiled)}); '{k}' has no tile parameters to sweep")
+    if a.measure:  # fail on a machine without a GPU before compiling anything
+        require_gpu()
+    quiet = bool(a.json or a.csv)
+    t0 = time.perf_counter()
+
+    def progress(j, n):
+        if not quiet:
+            print(f"\r  compiled and simulated {j}/{n} of the top configurations ({time.perf_counter() - t0:.0f} s)",
+                  end="" if j < n else "\n", file=sys.stderr, flush=True)
+
+    if a.sass > 0 and not can_compile(fig.device.compute_capability) and not quiet:
+        print("note: no nvcc/nvdisasm for this device here: ranking by the closed form only", file=sys.stderr)
+    rk = rank(fig, Problem(a.M, a.N, a.K), kernels, a.sass, progress)
+    configs, gflops, bt = rk.configs, rk.gflops, rk.batch
+    peak = fig.device.peak_fp32_GFLOPS()
+    rows = []
+    for r, i in enumerate(rk.order[: a.top], 1):
+        c = configs[i]
+        rows.append(dict(rank=r, kernel=c.kernel, **{k: getattr(c, k) for k in PARAM_NAMES},
+                         threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
+                         from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
+                         blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
+                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=TERMS[int(bt.bound[i])]))
+    if a.measure:
+        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
+    total, why = rk.considered, rk.invalid_by_constraint
+    if a.json:
+        print(json.dumps(dict(device=fig.device.name, M=a.M, N=a.N, K=a.K, considered=total, valid=len(configs),
+                              invalid_by_constraint=dict(why), seconds=rk.seconds, top=rows), indent=2))
+        return 0
+    if a.csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["rank"])
+        w.writeheader()
+        w.writerows(rows)
+        return 0
+    print(f"{fig.device.name} ({fig.kind} figures), M={a.M} N={a.N} K={a.K}: {total} configurations considered, {len(configs)} valid, "
+          f"{total - len(configs)} invalid; predicted in {rk.seconds:.2f} s"
+          + (f"; the top {len(rk.refined)} re-predicted from their binaries (compiler registers, simulated k-tile loop; "
+             f"marked b)" if rk.refined else ""))
+    for name, n in why.most_common():
+        print(f"  invalid: {n:6d} first violate {name}")
+    print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
+          f"{'GFLOPS':>9} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
+    for r in rows:
+        f = lambda v: "-" if v is None else str(v)  # noqa: E731
+        print(f"{r['rank']:3d} {r['kernel']:18} {r['bm']:4d} {r['bn']:4d} {f(r['bk']):>3} {f(r['tm']):>3} {f(r['tn']):>3} "
+              f"{f(r['wm']):>4} {f(r['wn']):>4} {f(r['wn_iter']):>3} {r['gflops']:9,.0f} {r['pct_of_peak']:6.1f} "
+              f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}{' b' if r['from_binary'] else ''}")
+    return 0

@@ -1,0 +1,152 @@
+"""What is known about the compiled kernel of one configuration (`BuildFacts`), from one place.
+
+Every command that predicts (`predict`, `sweep`'s re-ranking, `roofline`, `report`, `validate`,
+`accuracy`) takes its build facts from here, so two commands never disagree on one configuration:
+
+- `for_config`: a configuration about to be predicted: the local compiler's registers, spills,
+  prefetch share, local bytes per k-tile and k-tile loop program where the local nvcc can target
+  the device (measure.build, measure.sass; cached on disk), else the model's estimate.
+- `for_measurement`: a point of a recorded run: the registers, spills and SASS facts recorded with
+  the binary that ran; the loop program from an archive beside the runs (or, for a run made with
+  today's kernel sources, today's build); whatever is unknown is estimated, and `origin` says so.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from .catalogue import KernelConfig
+from .measure import build, sass
+from .measure.records import Measurement, Run
+
+ESTIMATE = "estimate (register tile + fragments + staging)"
+
+
+@dataclass(frozen=True)
+class BuildFacts:
+    """Facts about one compiled configuration; None where unknown (the model then estimates).
+
+    registers: registers per thread; local_bytes: the local frame per thread (spills); prefetch: the
+    share of a double-buffered loop's FFMAs issued after the next tile's loads (None: as the source
+    intends, 1); local_tile_bytes: local bytes one thread moves per k-tile (None: from the frame size);
+    program: the k-tile loop as a dependency program (measure.sass.loop_program; None: closed form).
+    The *_source strings say where each fact came from and are shown to the user."""
+
+    registers: Optional[int] = None
+    registers_source: str = ESTIMATE
+    local_bytes: int = 0
+    prefetch: Optional[float] = None
+    prefetch_source: str = "source"
+    local_tile_bytes: Optional[float] = None
+    program: Optional[dict] = None
+    origin: str = "estimate"  # estimate | given | local compiler | recorded run
+
+
+ESTIMATED = BuildFacts()
+
+
+def given(registers: Optional[int], source: str = "compiler", local_bytes: int = 0) -> BuildFacts:
+    """Facts a caller states (a register count it knows, e.g. `--registers`)."""
+    if registers is None:
+        return replace(ESTIMATED, local_bytes=local_bytes)
+    return BuildFacts(registers=registers, registers_source=source, local_bytes=local_bytes, origin="given")
+
+
+def compiled(cfg: KernelConfig, compute_capability: str) -> Optional[BuildFacts]:
+    """The local compiler's facts for cfg (cached on disk), or None where no local nvcc targets it."""
+    bi = sass.binary_inputs(cfg, compute_capability)
+    if not bi:
+        return None
+    prefetch, pf_src = None, "source"
+    if bi["prefetch"] is not None:
+        prefetch, pf_src = bi["prefetch"], f"SASS {bi['sass_arch']}"
+    return BuildFacts(registers=bi["registers"], registers_source=f"nvcc {bi['arch']} (spills {bi['local_bytes']} B)",
+                      local_bytes=bi["local_bytes"], prefetch=prefetch, prefetch_source=pf_src,
+                      local_tile_bytes=bi["local_tile_bytes"], program=bi["program"], origin="local compiler")
+
+
+def for_config(cfg: KernelConfig, compute_capability: str, estimate: bool = False) -> BuildFacts:
+    """Facts for predicting cfg: the local compiler's where it can build for the device, else the estimate."""
+    if estimate:
+        return ESTIMATED
+    return compiled(cfg, compute_capability) or ESTIMATED
+
+
+def _compiled_job(job) -> Optional[BuildFacts]:
+    return compiled(*job)
+
+
+def compiled_many(configs: Sequence[KernelConfig], compute_capability: str,
+                  progress: Optional[Callable[[int, int], None]] = None) -> list[Optional[BuildFacts]]:
+    """`compiled` for many configurations, in parallel processes (nvcc runs as subprocesses);
+    progress(done, total) after each."""
+    out = []
+    with ProcessPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
+        for j, r in enumerate(pool.map(_compiled_job, [(c, compute_capability) for c in configs]), 1):
+            out.append(r)
+            if progress:
+                progress(j, len(configs))
+    return out
+
+
+def can_compile(compute_capability: str) -> bool:
+    """Whether the local toolchain (nvcc + nvdisasm) builds and disassembles for this device."""
+    return sass.available() and build.arch_of(compute_capability) >= build.MIN_ARCH
+
+
+# ---- recorded runs ---------------------------------------------------------------------------
+class RunFacts:
+    """Build facts of a recorded run's points: what the run recorded of each binary, the loop-program
+    archives in `archive_dirs` (beside the runs), and today's build where the run used today's sources."""
+
+    def __init__(self, run: Run, archive_dirs: Sequence[Path] = ()):
+        self.run = run
+        self.archive = sass.ProgramArchive(archive_dirs)
+        env = run.environment
+        self.same_sources = bool(env.kernel_sources_sha256) and env.kernel_sources_sha256 == build.sources_sha256()
+
+    def _today(self, cfg: KernelConfig) -> Optional[dict]:
+        """SASS facts of today's build of cfg, if the run used today's sources (then they stand for the
+        binary that ran); else None."""
+        if not self.same_sources:
+            return None
+        return sass.sass_facts(cfg, self.run.environment.compute_capability)
+
+    def program(self, cfg: KernelConfig) -> Optional[dict]:
+        """The k-tile loop of the binary the run built for cfg: archived, else today's same-source build."""
+        if not cfg.spec.uses_smem:
+            return None
+        env = self.run.environment
+        if env.kernel_sources_sha256:
+            prog = self.archive.program(sass.archive_key(env.kernel_sources_sha256, env.nvcc_flags, cfg))
+            if prog is not None:
+                return prog
+        facts = self._today(cfg)
+        return None if facts is None else facts.get("loop_program")
+
+    def for_measurement(self, m: Measurement, cfg: KernelConfig) -> BuildFacts:
+        """The facts of the binary that ran for point m."""
+        program = self.program(cfg)
+        prefetch, pf_src = None, "source"
+        if cfg.spec.buffers == 2:
+            if m.prefetch_fraction is not None:
+                prefetch, pf_src = m.prefetch_fraction, "SASS of the binary that ran"
+            else:
+                facts = self._today(cfg)
+                if facts is not None:
+                    prefetch, pf_src = facts["prefetch_fraction"], f"SASS {facts['arch']} (same sources)"
+                else:
+                    pf_src = "source intent (run predates SASS records)"
+        local_tile = None
+        if m.spill_bytes and m.local_tile_bytes is not None:
+            local_tile = m.local_tile_bytes  # recorded with the binary that ran
+        elif m.spill_bytes and self.same_sources:  # today's build is that binary: its loop (archived or built here)
+            counts = sass.program_loop_counts(program) if program is not None else self._today(cfg)
+            local_tile = sass.local_bytes_per_tile(counts, cfg)
+        return BuildFacts(registers=m.registers, registers_source="binary that ran" if m.registers else ESTIMATE,
+                          local_bytes=m.spill_bytes or 0, prefetch=prefetch, prefetch_source=pf_src,
+                          local_tile_bytes=local_tile, program=program,
+                          origin="recorded run" if m.registers else "estimate")
