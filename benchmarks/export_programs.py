@@ -1,5 +1,5 @@
 """Archive the k-tile loop programs (measure.sass.loop_program) of every tiled config in the recorded
-runs, so that replays (tests, report, accuracy_table) need no nvcc (CPU; nvcc, nvdisasm and git).
+runs, so that replays (tests, report, accuracy) need no nvcc (CPU; nvcc, nvdisasm and git).
 
 Runs made with today's kernel sources are built here; a run made with older sources is rebuilt with
 the kernels and build code of the commit whose kernels/ hash to the run's kernel_sources_sha256 (in a
@@ -17,7 +17,7 @@ from pathlib import Path
 from perfmodel.catalogue import KernelConfig
 from perfmodel.measure import sass
 from perfmodel.measure.sass import archive_key, sass_facts, write_program_archive
-from perfmodel.measure.validate import sources_sha256
+from perfmodel.measure.build import sources_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_BUILD = """import json, sys

@@ -1,8 +1,8 @@
 """How far ahead of their first use the shared-memory loads of a binary's k-tile loop are issued (CPU; nvcc
-and nvdisasm). For the model's top ten of the session-3 tuning runs (all double_buffer, sm_90): per
+and nvdisasm). For the model's top ten of the first four tuning runs (all double_buffer, sm_90): per
 LDS in the main loop, the number of instructions until one reads its destination registers. With two
 warps per scheduler a load used within ~32 instructions leaves its ~29-cycle latency partly exposed;
-compare with ncu's short-scoreboard stalls (results/ncu-top10-20261122-h100-sxm-summary.md).
+compare with ncu's short-scoreboard stalls (results/archive/ncu-top10-20261122-h100-sxm-summary.md).
     PYTHONPATH=. python3 benchmarks/lds_distance.py"""
 import re
 import subprocess

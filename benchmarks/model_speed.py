@@ -7,9 +7,9 @@ import sys
 import time
 
 from perfmodel import load_device, predict, KernelConfig
-from perfmodel.model import predict_batch
+from perfmodel.model import Problem, predict_batch
 from perfmodel.model.smem_banks import smem_counts
-from perfmodel.sweep import enumerate_configs
+from perfmodel.catalogue import enumerate_configs
 
 
 def stats(xs):
@@ -30,10 +30,10 @@ cold, warm = [], []
 for _ in range(3):
     smem_counts.cache_clear()
     t0 = time.perf_counter()
-    predict_batch(dev, configs, 4096, 4096, 4096)
+    predict_batch(dev, configs, Problem(4096, 4096, 4096))
     cold.append(len(configs) / (time.perf_counter() - t0))
     t0 = time.perf_counter()
-    predict_batch(dev, configs, 4096, 4096, 4096)
+    predict_batch(dev, configs, Problem(4096, 4096, 4096))
     warm.append(len(configs) / (time.perf_counter() - t0))
 print(f"predict_batch, {len(configs)} configs, cold structure cache: {stats(cold)} predictions/s")
 print(f"predict_batch, {len(configs)} configs, warm structure cache: {stats(warm)} predictions/s")
@@ -42,7 +42,7 @@ big = configs * 20  # 100k-config batch (same structures, different sizes)
 rates = []
 for _ in range(3):
     t0 = time.perf_counter()
-    predict_batch(dev, big, 2048, 8192, 1024)
+    predict_batch(dev, big, Problem(2048, 8192, 1024))
     rates.append(len(big) / (time.perf_counter() - t0))
 print(f"predict_batch, {len(big)} configs: {stats(rates)} predictions/s")
 

@@ -4,7 +4,7 @@ For every single-buffered tiled point at 4096 without local memory: C = compute 
 think time Z that reproduces T and print it beside the model's exposed load phase. CPU only.
     python3 benchmarks/mva_check.py"""
 import math
-from perfmodel.analysis import load_run, rows, run_device_for
+from perfmodel.analysis import load_run, rows, run_facts, run_figures
 def mva_time(b, C, Z):
     Q=0.0
     for k in range(1, b+1):
@@ -19,7 +19,7 @@ def solveZ(b, C, T):
         else: hi=mid
     return lo
 for run in ['results/20261122-093721-h100-sxm','results/20261122-100438-h100-sxm-seed1']:
-    d,f = run_device_for(run); t = rows(load_run(run), d, f)
+    r_ = load_run(run); t = rows(r_, run_figures(run), run_facts(r_, run))
     for r in t:
         p = r.get('_prediction')
         if not p or r['kernel'] in ('naive','coalesced') or not r.get('measured_gflops') or r['M']!=4096: continue

@@ -1,6 +1,6 @@
 """Launch chosen configurations once at 4096^3 for ncu (GPU only). Prints 'kernel LABEL' before each.
    ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py [top10]
-   top10: the model's top ten of the session-3 tuning runs (all double_buffer)"""
+   top10: the model's top ten of the first four tuning runs (all double_buffer)"""
 import sys
 
 from perfmodel import KernelConfig

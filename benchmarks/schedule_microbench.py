@@ -12,13 +12,14 @@ import tomllib
 from pathlib import Path
 
 from perfmodel.devices import attach_calibration, load_device
+from perfmodel.model.figures import Figures
 from perfmodel.measure import build, sass
 from perfmodel.model.schedule import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
-CAL = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "results" / "calibration-20261122-133331-h100-sxm.toml")
+CAL = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "results" / "reference-calibration-h100-sxm.toml")
 m = tomllib.loads(Path(CAL).read_text())["measured"]
-dev = attach_calibration(load_device("h100-sxm"), CAL).with_measured()
+dev = Figures(attach_calibration(load_device("h100-sxm"), CAL), calibrated=True).effective
 peak = dev.peak_fp32_GFLOPS(m["sm_clock_MHz"])
 lat = dev.latency
 

@@ -81,6 +81,6 @@ def test_gpu_commands_without_a_gpu_say_how_to_fix_it(capsys, argv, tmp_path, mo
 
 def test_predict_says_where_registers_come_from(capsys):
     assert main(["predict", "--device", "v100", "--estimate"]) == 0
-    assert "estimate (seed 002" in capsys.readouterr().out
+    assert "[estimate (register tile + fragments + staging)]" in capsys.readouterr().out
     assert main(["predict", "--device", "a100", "--registers", "96"]) == 0
     assert "96 [--registers]" in capsys.readouterr().out

@@ -7,7 +7,9 @@ from hypothesis import given, settings, strategies as st
 from perfmodel import KernelConfig, kernel_ids, load_device, predict, predict_batch, shipped_devices
 from perfmodel.model.smem_banks import smem_counts, wavefronts
 from perfmodel.model.terms import dram_bytes, l2_to_sm_bytes
-from perfmodel.sweep import enumerate_configs
+from perfmodel.catalogue import enumerate_configs
+from perfmodel.facts import BuildFacts
+from perfmodel.model import Problem
 
 DEVICES = sorted(shipped_devices())
 
@@ -94,12 +96,20 @@ def test_compiler_registers_change_occupancy():
     assert predict(d, cfg, 4096, registers=139).occupancy.blocks_per_sm == 1
 
 
-def test_batch_equals_single():
+def test_a_batch_row_does_not_depend_on_the_other_rows():
+    """Rows of one batch are independent: configs with the compiler's registers beside estimated ones,
+    one problem shape per row, in two different orders, give each row what it gets alone."""
     d = load_device("a100")
     cfgs = [KernelConfig.make(k) for k in kernel_ids()]
-    bt = predict_batch(d, cfgs, 2048, 2048, 2048)
+    builds = [BuildFacts(registers=96) if i % 2 else BuildFacts() for i in range(len(cfgs))]
+    dims = [(512 + 256 * i, 4096 - 128 * i, 1024 + 64 * i) for i in range(len(cfgs))]
+    prob = Problem(*(list(x) for x in zip(*dims)))
+    fwd = predict_batch(d, cfgs, prob, builds=builds)
+    rev = predict_batch(d, cfgs[::-1], Problem(*(list(x)[::-1] for x in zip(*dims))), builds=builds[::-1])
     for i, c in enumerate(cfgs):
-        assert bt.gflops[i] == pytest.approx(predict(d, c, 2048).gflops)
+        alone = predict_batch(d, [c], Problem(*dims[i]), builds=[builds[i]])
+        assert fwd.gflops[i] == alone.gflops[0] == rev.gflops[len(cfgs) - 1 - i]
+        assert fwd.resources.registers[i] == (96 if i % 2 else alone.resources.registers[0])
 
 
 _CONFIGS = {}
@@ -148,34 +158,30 @@ def test_local_frames_live_in_l1_or_share_the_l2_with_dram():
     L2 holds L2 bytes / (all SMs' frames) of it and DRAM the rest, each at the SM's bandwidth share."""
     dev = load_device("h100-sxm")
     cfg = KernelConfig.make("warp_tiled", bm=256, bn=256, bk=16, tm=4, tn=8, wm=32, wn=64, wn_iter=2)  # 1024 threads
-    small = predict(dev, cfg, 4096, registers=64, local_bytes=16, local_tile_bytes=100.0, clock_MHz=1980)
-    big = predict(dev, cfg, 4096, registers=64, local_bytes=712, local_tile_bytes=3620.0, clock_MHz=1980)
+    small = predict(dev, cfg, 4096, build=BuildFacts(registers=64, local_bytes=16, local_tile_bytes=100.0), clock_MHz=1980)
+    big = predict(dev, cfg, 4096, build=BuildFacts(registers=64, local_bytes=712, local_tile_bytes=3620.0), clock_MHz=1980)
     b = small.occupancy.blocks_per_sm
     assert b == big.occupancy.blocks_per_sm == 1
-    # 16 B x 1024 threads fit in L1 beside 33 KB of shared memory: 100 B x 1024 threads at 128 B/clk
-    assert small.cycles_per_tile["local"] == pytest.approx(b * 100 * 1024 / 128)
-    # 712 B x 1024 threads x 132 SMs = 96 MB of frames, 50 MB of L2: ~52 % in L2, the rest in DRAM
-    share = dev.memory.l2_bytes / (712 * 1024 * 132)
-    l2 = dev.memory.l2_bandwidth_GBps * 1e9 / 1980e6 / 132
-    dram = dev.memory.dram_bandwidth_GBps * 1e9 / 1980e6 / 132
-    assert big.cycles_per_tile["local"] == pytest.approx(b * 3620 * 1024 * (share / l2 + (1 - share) / dram))
+    # 16 B x 1024 threads fit in L1 beside 33 KB of shared memory: 100 B x 1024 threads at 128 B/clk = 800 cycles
+    assert small.cycles_per_tile["local"] == pytest.approx(800.0)
+    # 712 B x 1024 threads x 132 SMs = 96.2 MB of frames, 52.4 MB of L2: 54.48 % in L2, the rest in DRAM, each at
+    # the SM's share at 1980 MHz (L2 7300 GB/s: 27.93 B/clk; DRAM 3352 GB/s: 12.83 B/clk):
+    # 3620 B x 1024 x (0.5448 / 27.93 + 0.4552 / 12.83) = 203,875 cycles
+    assert big.cycles_per_tile["local"] == pytest.approx(203_875, rel=1e-4)
 
 
 def test_smem_littles_law_counts_wavefronts_in_flight():
-    """Little's law for shared memory compares wavefronts: latency x wavefronts per clock needed against
-    the loads a warp issues per k step times the wavefronts each costs (a conflicted load keeps the
-    pipe busy for several clocks). tiled_2d 64x16, 4x4: A reads 8 rows 512 B apart, 6 wavefronts per
-    load on average, 2 loads per k step, 2 warps x 4 blocks: 96 in flight >= 28 needed, no throttle."""
-    from perfmodel.model.smem_banks import smem_counts
-
+    """Little's law for shared memory compares wavefronts. tiled_2d 64x16x32, 4x4 on the H100: 64 threads
+    (2 warps), 16 blocks per SM (64 registers). Per tile each warp issues 32 k steps x 2 LDS (one A
+    fragment of 4 rows 512 B apart, one B fragment): 128 LDS per block, 768 wavefronts by the bank
+    simulation, 6 per load. In flight: 16 blocks x 2 warps x 2 loads per k step x 6 = 384 wavefronts
+    >= 29 needed (latency 29 x 1 wavefront per clock): no throttle. The smem term is then the pipe's
+    wavefronts at 1 per clock: 16 x (768 LDS + 80 STS + (64 + 16) x 32 x 4 B / 128 B of tile loads)."""
     dev = load_device("h100-sxm")
     cfg = KernelConfig.make("tiled_2d", bm=64, bn=16, bk=32, tm=4, tn=4)
-    lds_i, lds_w, _, _ = smem_counts(cfg)
     p = predict(dev, cfg, 4096, registers=64)
     row = next(r for r in p.littles_law if r.level == "smem")
-    b, warps = p.occupancy.blocks_per_sm, p.resources.warps_per_block
-    assert row.available_in_flight == pytest.approx(b * warps * (lds_i / warps / cfg.bk) * (lds_w / lds_i))
-    assert lds_w / lds_i > 4 and row.achievable_fraction == 1.0
-    # so the smem term is the pipe's wavefronts (loads + stores + the tile's global loads) at full rate
-    assert p.cycles_per_tile["smem"] == pytest.approx(
-        b * (lds_w + smem_counts(cfg)[3] + (64 + 16) * 32 * 4 / 128) / (dev.memory.smem_bandwidth_bytes_per_clock_per_sm / 128))
+    assert p.occupancy.blocks_per_sm == 16 and p.resources.warps_per_block == 2
+    assert row.needed_in_flight == 29 and row.available_in_flight == pytest.approx(384)
+    assert row.achievable_fraction == 1.0
+    assert p.cycles_per_tile["smem"] == pytest.approx(16 * (768 + 80 + 80))

@@ -1,10 +1,15 @@
 """The SASS loop program and the issue-scheduler simulation of the compute phase (CPU)."""
 import pytest
 
+from perfmodel.facts import BuildFacts
+from perfmodel.model.figures import Figures
+
 from perfmodel.catalogue import KernelConfig
 from perfmodel.devices import attach_calibration, load_device
+from perfmodel.facts import BuildFacts
 from perfmodel.measure import sass
 from perfmodel.model import predict
+from perfmodel.model.figures import Figures
 from perfmodel.model.schedule import compute_cycles_per_tile, simulate
 
 needs_sass = pytest.mark.skipif(not sass.available(), reason="nvcc or nvdisasm not installed")
@@ -89,14 +94,14 @@ def test_prediction_uses_the_simulated_compute_phase():
     # a loop of exactly one tile's FFMAs, each waiting for a load issued just before it: latency-bound
     cls = ("S" + "F" * 16) * (ffma_per_tile // 16)
     deps = [[] if c == "S" else [1] if cls[i - 1] == "S" else [] for i, c in enumerate(cls)]
-    slow = predict(dev, cfg, 4096, registers=229, program=prog(cls, deps))
-    fast = predict(dev, cfg, 4096, registers=229, program=prog(cls))
+    slow = predict(dev, cfg, 4096, build=BuildFacts(registers=229, program=prog(cls, deps)))
+    fast = predict(dev, cfg, 4096, build=BuildFacts(registers=229, program=prog(cls)))
     plain = predict(dev, cfg, 4096, registers=229)
     assert plain.scheduled_compute_cycles is None
     assert fast.scheduled_compute_cycles is not None and slow.scheduled_compute_cycles > 1.3 * fast.scheduled_compute_cycles
     assert slow.gflops < fast.gflops
     # an inner loop with less than a tile of FFMAs is not the k-tile loop: closed form
-    assert predict(dev, cfg, 4096, registers=229, program=prog("F" * 8)).scheduled_compute_cycles is None
+    assert predict(dev, cfg, 4096, build=BuildFacts(registers=229, program=prog("F" * 8))).scheduled_compute_cycles is None
 
 
 @needs_sass
@@ -106,14 +111,14 @@ def test_simulation_orders_the_recorded_top_configs_like_the_h100():
     The closed form put them in the opposite order; the simulated binaries must not."""
     from pathlib import Path
 
-    cal = Path(__file__).resolve().parent.parent / "results" / "calibration-20261122-133331-h100-sxm.toml"
-    dev = attach_calibration(load_device("h100-sxm"), str(cal))
+    cal = Path(__file__).resolve().parent.parent / "results" / "reference-calibration-h100-sxm.toml"
+    dev = Figures(attach_calibration(load_device("h100-sxm"), str(cal)), calibrated=True)
     got = {}
     for bm, bn, bk, tm, regs in ((64, 256, 8, 16, 229), (128, 128, 16, 16, 255), (128, 256, 16, 8, 128)):
         cfg = KernelConfig.make("double_buffer", bm=bm, bn=bn, bk=bk, tm=tm, tn=8)
         facts = sass.sass_facts(cfg, "9.0")
-        p = predict(dev, cfg, 4096, registers=regs, figures="measured", prefetch=facts["prefetch_fraction"],
-                    program=facts["loop_program"])
+        p = predict(dev, cfg, 4096, build=BuildFacts(registers=regs, prefetch=facts["prefetch_fraction"],
+                                                     program=facts["loop_program"]))
         assert p.scheduled_compute_cycles is not None
         got[(bm, bn, bk)] = p.gflops
     assert got[(64, 256, 8)] > got[(128, 128, 16)] * 1.03
@@ -144,24 +149,26 @@ def test_sweep_sass_count_must_not_be_negative(capsys):
 
 
 def test_recorded_runs_replay_with_archived_loop_programs_and_no_compiler(monkeypatch):
-    """The hold-out run of session 4 replays from results/ alone (programs archived by
-    benchmarks/export_programs.py): no nvcc is called, every tiled point gets its simulated compute
-    phase, and the accuracy recorded in the issue note holds (7.7 % MAPE with the run's own calibration)."""
+    """A hold-out run (measured after the model it scores was fixed) replays from results/ alone (loop
+    programs archived by benchmarks/export_programs.py): no compiler is called, every tiled point gets
+    its simulated compute phase, and the accuracy holds (7.7 % MAPE with the run's own calibration)."""
     from pathlib import Path
 
     import perfmodel.analysis as an
+    from perfmodel import facts
 
     run_dir = Path(__file__).resolve().parent.parent / "results" / "20261122-153912-h100-sxm-seed10"
     if not run_dir.exists():
-        pytest.skip("session-4 run not recorded")
+        pytest.skip("hold-out run not recorded")
 
     def no_compiler(*_a, **_k):
         raise AssertionError("a replay must not compile")
 
-    monkeypatch.setattr(an, "_same_source_facts", no_compiler)
-    dev, figures = an.run_device_for(run_dir)
-    table = an.rows(an.load_run(run_dir), dev, figures)
+    monkeypatch.setattr(facts.sass, "sass_facts", no_compiler)
+    monkeypatch.setattr(facts.sass, "binary_inputs", no_compiler)
+    run = an.load_run(run_dir)
+    table = an.rows(run, an.run_figures(run_dir), an.run_facts(run, run_dir))
     tiled = [r for r in table if r.get("error_pct") is not None and KernelConfig.make(r["kernel"]).spec.uses_smem]
     assert len(tiled) > 100 and all(r["_prediction"].scheduled_compute_cycles is not None for r in tiled)
     s = an.summary(table)
-    assert s["mape_pct"] < 8.5 and s["spearman_sweep"] > 0.95
+    assert s["mape_pct"] <= 8.7 and s["spearman_sweep"] > 0.965  # 7.76 % and 0.975 today

@@ -8,17 +8,18 @@ from perfmodel import KernelConfig, UserError, load_device, predict
 from perfmodel.catalogue import ParamProbe, get_kernel
 from perfmodel.cli import main
 from perfmodel.devices import attach_calibration
-from perfmodel.sweep import TILED, VALUES, enumerate_configs
+from perfmodel.catalogue import VALUES, enumerate_configs, tiled_kernels
+from perfmodel.model.figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
-CALIB = sorted((ROOT / "results").glob("calibration-*.toml"))
+CALIB = [p for p in [ROOT / "results" / "reference-calibration-h100-sxm.toml"] if p.exists()]
 
 
 def test_probe_and_config_agree_on_every_check():
     rng = random.Random(3)
     dev = load_device("a100")
     for _ in range(400):
-        kid = rng.choice(TILED)
+        kid = rng.choice(tiled_kernels())
         spec = get_kernel(kid)
         params = {p: rng.choice(VALUES[p]) for p in spec.params}
         probe = ParamProbe(spec, params)
@@ -57,7 +58,7 @@ def test_calibration_changes_the_figures_the_model_uses():
     assert m.gpu.startswith("NVIDIA H100") and m.ffma_outer_GFLOPS < dev.peak_fp32_GFLOPS()
     cfg = KernelConfig.make("double_buffer")
     ds = predict(dev, cfg, 4096, registers=128)
-    ms = predict(dev, cfg, 4096, registers=128, figures="measured")
+    ms = predict(F(dev), cfg, 4096, registers=128)
     assert ds.figures == "datasheet" and ms.figures.startswith("measured")
     # the calibrated outer-product FFMA rate is below peak, so the prediction must drop
     assert ms.ffma_issue_cycles > 1.0 and ms.gflops < ds.gflops
@@ -72,11 +73,16 @@ def test_calibration_errors(tmp_path):
     with pytest.raises(UserError, match="measured.fp32_GFLOPS"):
         attach_calibration(load_device("h100-sxm"), bad)
     with pytest.raises(UserError, match="no \\[measured\\]"):
-        load_device("h100-sxm").with_measured()
+        Figures(load_device("h100-sxm"), calibrated=True)
+
+
+def F(dev):
+    """The device's calibrated figures."""
+    return Figures(dev, calibrated=True)
 
 
 def _cal(name):
-    path = ROOT / "results" / name
+    path = ROOT / "results" / ("reference-calibration-h100-sxm.toml" if "133331" in name else f"archive/{name}")
     if not path.exists():
         pytest.skip(f"{name} not recorded")
     return attach_calibration(load_device("h100-sxm"), path)
@@ -91,8 +97,8 @@ def test_tile_burst_arrives_through_the_measured_l2_port():
     share = dev.measured.l2_bandwidth_GBps * 1e9 / (1980e6 * dev.compute.sm_count)
     assert port > 4 * share  # one SM alone (119.8 B/clk) vs its share under full load (27 B/clk)
     cfg = KernelConfig.make("bank_conflict_free")
-    p = predict(dev, cfg, 4096, registers=120, clock_MHz=1980, figures="measured")
-    lat = dev.with_measured().latency
+    p = predict(F(dev), cfg, 4096, registers=120, clock_MHz=1980)
+    lat = F(dev).effective.latency
     lv = {t.level: t.bytes for t in p.traffic}
     tiles = p.waves.blocks * 4096 / cfg.bk
     b = p.occupancy.blocks_per_sm
@@ -105,7 +111,7 @@ def test_tile_burst_arrives_through_the_measured_l2_port():
     assert p.exposed_latency_cycles == pytest.approx(mem_lat + burst + 2 * lat.smem_latency_cycles, rel=1e-9)
     # the same device without the port figure falls back to the share: a longer exposed phase
     no_port = dev.model_copy(update=dict(measured=dev.measured.model_copy(update=dict(l2_sm_port_bytes_per_clock=None))))
-    q = predict(no_port, cfg, 4096, registers=120, clock_MHz=1980, figures="measured")
+    q = predict(F(no_port), cfg, 4096, registers=120, clock_MHz=1980)
     assert q.exposed_latency_cycles > p.exposed_latency_cycles + 0.5 * burst
 
 
@@ -125,7 +131,7 @@ def test_l1tex_pipe_carries_the_tile_loads_too():
 
 
 def test_sweep_cache_returns_what_a_fresh_enumeration_returns(tmp_path, monkeypatch):
-    from perfmodel.model import predict_batch, smem_banks
+    from perfmodel.model import Problem, predict_batch, smem_banks
     from perfmodel.sweep import cached_enumeration
 
     monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
@@ -152,9 +158,9 @@ def test_sweep_cache_returns_what_a_fresh_enumeration_returns(tmp_path, monkeypa
     smem_banks.smem_counts.cache_clear()
     smem_banks.load_disk_cache(path)
     assert smem_banks.smem_counts_many(cfgs) == want
-    a = predict_batch(dev, cfgs, 2048, 2048, 2048)
+    a = predict_batch(dev, cfgs, Problem(2048, 2048, 2048))
     smem_banks.smem_counts.cache_clear()
-    b = predict_batch(dev, cfgs, 2048, 2048, 2048)
+    b = predict_batch(dev, cfgs, Problem(2048, 2048, 2048))
     assert (a.gflops == b.gflops).all()
 
 
@@ -164,12 +170,12 @@ def test_fetch_rate_by_warps_table():
     t = {int(w): {int(b): v for b, v in tab.items()} for w, tab in dev.measured.issue_rate_by_loop_bytes_by_warps.items()}
     assert sorted(t) == [1, 2, 4, 8, 16, 32]
     for w in t:
-        assert dev.fetch_rate(65536, w) == pytest.approx(t[w][65536])
+        assert F(dev).fetch_rate(65536, w) == pytest.approx(t[w][65536])
     import math
 
     frac = math.log2(12) - 3  # 12 warps lie 0.585 of the way from 8 to 16 in log2
-    assert dev.fetch_rate(65536, 12) == pytest.approx(t[8][65536] + frac * (t[16][65536] - t[8][65536]))
-    assert dev.fetch_rate(65536, 64) == pytest.approx(t[32][65536])  # clamped
+    assert F(dev).fetch_rate(65536, 12) == pytest.approx(t[8][65536] + frac * (t[16][65536] - t[8][65536]))
+    assert F(dev).fetch_rate(65536, 64) == pytest.approx(t[32][65536])  # clamped
     # one warp alone: ~1 instruction per clock from a small loop, far less once the loop outgrows the caches
     assert 0.8 < t[1][8192] <= 1.01 and t[1][262144] < 0.3
 
@@ -180,26 +186,26 @@ def test_instruction_fetch_ceiling_from_the_calibration():
     dev = _cal("calibration-20261122-111814-h100-sxm.toml")
     t16 = {float(k): v for k, v in dev.measured.issue_rate_by_loop_bytes.items()}
     t4 = {float(k): v for k, v in dev.measured.issue_rate_by_loop_bytes_4_warps.items()}
-    assert dev.fetch_rate(8192, 16) == pytest.approx(t16[8192])
-    assert dev.fetch_rate(8192, 4) == pytest.approx(t4[8192])
-    assert dev.fetch_rate(8192, 2) == pytest.approx(t4[8192])  # clamped to the measured warp range
-    assert dev.fetch_rate(8192, 8) == pytest.approx((t4[8192] + t16[8192]) / 2)  # halfway in log2(warps)
-    assert dev.fetch_rate(10**6, 16) == pytest.approx(t16[262144])  # held beyond the largest loop
+    assert F(dev).fetch_rate(8192, 16) == pytest.approx(t16[8192])
+    assert F(dev).fetch_rate(8192, 4) == pytest.approx(t4[8192])
+    assert F(dev).fetch_rate(8192, 2) == pytest.approx(t4[8192])  # clamped to the measured warp range
+    assert F(dev).fetch_rate(8192, 8) == pytest.approx((t4[8192] + t16[8192]) / 2)  # halfway in log2(warps)
+    assert F(dev).fetch_rate(10**6, 16) == pytest.approx(t16[262144])  # held beyond the largest loop
     # small loops issue at ~4 warp instructions per clock; past the instruction caches far less
-    assert dev.fetch_rate(8192, 4) > 3.5 and dev.fetch_rate(200_000, 4) < 1.0
-    assert load_device("h100-sxm").fetch_rate(200_000, 4) == float("inf")  # no calibration, no limit
+    assert F(dev).fetch_rate(8192, 4) > 3.5 and F(dev).fetch_rate(200_000, 4) < 1.0
+    assert Figures(load_device("h100-sxm")).fetch_rate(200_000, 4) == float("inf")  # no calibration, no limit
     no_fetch = dev.model_copy(update=dict(measured=dev.measured.model_copy(
         update=dict(issue_rate_by_loop_bytes=None, issue_rate_by_loop_bytes_4_warps=None))))
     big = KernelConfig.make("tiled_2d", bm=128, bn=32, bk=64, tm=8, tn=16)  # ~11k instructions per tile loop
     small = KernelConfig.make("double_buffer")
-    kw = dict(registers=255, clock_MHz=1980, figures="measured")
-    pb = predict(dev, big, 4096, **kw)
-    assert pb.gflops < 0.6 * predict(no_fetch, big, 4096, **kw).gflops
+    kw = dict(registers=255, clock_MHz=1980)
+    pb = predict(F(dev), big, 4096, **kw)
+    assert pb.gflops < 0.6 * predict(F(no_fetch), big, 4096, **kw).gflops
     assert pb.issue.loop_code_bytes > 100e3 and pb.issue.fetch_rate_per_sm < 2.0
     assert pb.bound == "issue" and pb.reason.startswith("instruction fetch")
-    assert predict(no_fetch, big, 4096, **kw).issue.fetch_rate_per_sm is None
+    assert predict(F(no_fetch), big, 4096, **kw).issue.fetch_rate_per_sm is None
     kw["registers"] = 128
-    assert predict(dev, small, 4096, **kw).gflops == pytest.approx(predict(no_fetch, small, 4096, **kw).gflops)
+    assert predict(F(dev), small, 4096, **kw).gflops == pytest.approx(predict(F(no_fetch), small, 4096, **kw).gflops)
 
 
 def test_smem_fed_outer_product_sets_the_ffma_rate_of_tiled_kernels():
@@ -210,17 +216,17 @@ def test_smem_fed_outer_product_sets_the_ffma_rate_of_tiled_kernels():
     m = dev.measured
     peak = dev.peak_fp32_GFLOPS(m.sm_clock_MHz)
     for w in (4, 32):
-        fed = float(dev.ffma_issue_factor([w], smem_fed=[True])[0])
-        plain = float(dev.ffma_issue_factor([w], smem_fed=[False])[0])
+        fed = float(F(dev).ffma_issue_factor([w], smem_fed=[True])[0])
+        plain = float(F(dev).ffma_issue_factor([w], smem_fed=[False])[0])
         assert fed == pytest.approx(peak / m.smem_outer_GFLOPS_by_warps_per_sm[str(w)] - 4 / 64)
         assert plain == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm[str(w)])
-    assert float(dev.ffma_issue_factor([4], smem_fed=[True])[0]) > 1.15 * float(dev.ffma_issue_factor([4], smem_fed=[False])[0])
-    kw = dict(clock_MHz=1980, figures="measured")
-    p = predict(dev, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
-    fed8 = float(dev.ffma_issue_factor([p.occupancy.warps_per_sm], smem_fed=[True])[0])
+    assert float(F(dev).ffma_issue_factor([4], smem_fed=[True])[0]) > 1.15 * float(F(dev).ffma_issue_factor([4], smem_fed=[False])[0])
+    kw = dict(clock_MHz=1980)
+    p = predict(F(dev), KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
+    fed8 = float(F(dev).ffma_issue_factor([p.occupancy.warps_per_sm], smem_fed=[True])[0])
     assert p.ffma_issue_cycles == pytest.approx(fed8)
-    q = predict(dev, KernelConfig.make("coalesced"), 4096, registers=32, **kw)  # no shared memory
-    assert q.ffma_issue_cycles == pytest.approx(float(dev.ffma_issue_factor([q.occupancy.warps_per_sm])[0]))
+    q = predict(F(dev), KernelConfig.make("coalesced"), 4096, registers=32, **kw)  # no shared memory
+    assert q.ffma_issue_cycles == pytest.approx(float(F(dev).ffma_issue_factor([q.occupancy.warps_per_sm])[0]))
 
 
 def test_pipe_overlap_from_the_spread_microbenchmark():
@@ -239,25 +245,25 @@ def test_pipe_overlap_from_the_spread_microbenchmark():
             t = 64 * w * 64 / (m.smem_outer_GFLOPS_by_spread[sb][str(w)] / per_clk)
             s = wf * w / (m.smem_bandwidth_bytes_per_clock_per_sm / 128)
             vals.append((t - max(issue, s)) / min(issue, s))
-        assert float(dev.pipe_overlap(w)) == pytest.approx(min(1.0, max(0.0, sum(vals) / 3)))
-    e = [float(dev.pipe_overlap(w)) for w in (2, 4, 8, 16, 32, 64)]
+        assert float(F(dev).pipe_overlap(w)) == pytest.approx(min(1.0, max(0.0, sum(vals) / 3)))
+    e = [float(F(dev).pipe_overlap(w)) for w in (2, 4, 8, 16, 32, 64)]
     assert e[0] == e[1] and e[-1] == e[-2]  # clamped to the measured 4..32 warps
     assert 0.4 < e[1] < 0.9 and e[1] > e[2] > e[3] > 0 and e[4] < 0.1  # about 0.6 / 0.2 / 0.06 / 0.05
-    kw = dict(clock_MHz=1980, figures="measured")
-    p = predict(dev, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
-    assert p.pipe_overlap == pytest.approx(float(dev.pipe_overlap(8)))
-    assert p.ffma_issue_cycles == pytest.approx(float(dev.ffma_issue_factor([8])[0]))  # FFMA-only rate
+    kw = dict(clock_MHz=1980)
+    p = predict(F(dev), KernelConfig.make("tiled_2d"), 4096, registers=174, **kw)  # 8 warps, 1 block per SM
+    assert p.pipe_overlap == pytest.approx(float(F(dev).pipe_overlap(8)))
+    assert p.ffma_issue_cycles == pytest.approx(float(F(dev).ffma_issue_factor([8])[0]))  # FFMA-only rate
     cyc = p.cycles_per_tile
     compute = max(cyc["issue"], cyc["smem"]) + p.pipe_overlap * min(cyc["issue"], cyc["smem"])
     assert cyc["latency"] == pytest.approx(compute + p.exposed_latency_cycles)
     old = _cal("calibration-20261122-115141-h100-sxm.toml")  # no spread table: max(I, S), smem-fed FFMA rate
-    assert old.pipe_overlap(8) is None
-    assert predict(old, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).pipe_overlap == 0.0
+    assert F(old).pipe_overlap(8) is None
+    assert predict(F(old), KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).pipe_overlap == 0.0
     no_spread = dev.model_copy(update=dict(measured=m.model_copy(update=dict(smem_outer_GFLOPS_by_spread=None))))
     q = KernelConfig.make("coalesced")  # no shared memory: no overlap term, same prediction either way
-    assert predict(dev, q, 4096, registers=32, **kw).gflops == pytest.approx(predict(no_spread, q, 4096, registers=32, **kw).gflops)
-    assert predict(dev, q, 4096, registers=32, **kw).pipe_overlap == 0.0
-    assert p.gflops < predict(no_spread, KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).gflops
+    assert predict(F(dev), q, 4096, registers=32, **kw).gflops == pytest.approx(predict(F(no_spread), q, 4096, registers=32, **kw).gflops)
+    assert predict(F(dev), q, 4096, registers=32, **kw).pipe_overlap == 0.0
+    assert p.gflops < predict(F(no_spread), KernelConfig.make("tiled_2d"), 4096, registers=174, **kw).gflops
 
 
 def test_thread_tile_size_scales_the_ffma_rate():
@@ -267,7 +273,7 @@ def test_thread_tile_size_scales_the_ffma_rate():
     dev = _cal("calibration-20261122-125959-h100-sxm.toml")
     m = dev.measured
     peak = dev.peak_fp32_GFLOPS(m.sm_clock_MHz)
-    f = lambda w, acc: float(dev.ffma_issue_factor([w], accumulators=[acc])[0])  # noqa: E731
+    f = lambda w, acc: float(F(dev).ffma_issue_factor([w], accumulators=[acc])[0])  # noqa: E731
     for w in (4, 8):
         assert f(w, 128) == pytest.approx(peak / m.ffma_outer_16x8_GFLOPS_by_warps_per_sm[str(w)])
         assert f(w, 64) == f(w, 16) == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm[str(w)])
@@ -276,11 +282,11 @@ def test_thread_tile_size_scales_the_ffma_rate():
     assert f(16, 128) == pytest.approx(peak / m.ffma_outer_GFLOPS_by_warps_per_sm["16"] * ratio8)
     assert f(8, 256) == f(8, 128)
     old = _cal("calibration-20261122-120609-h100-sxm.toml")  # no 16x8 figure: no scaling
-    assert float(old.ffma_issue_factor([8], accumulators=[128])[0]) == float(old.ffma_issue_factor([8])[0])
-    kw = dict(clock_MHz=1980, figures="measured")
+    assert float(F(old).ffma_issue_factor([8], accumulators=[128])[0]) == float(F(old).ffma_issue_factor([8])[0])
+    kw = dict(clock_MHz=1980)
     big, small = KernelConfig.make("double_buffer", bm=64, bn=128, bk=8, tm=16, tn=8), KernelConfig.make("double_buffer")
-    assert predict(dev, big, 4096, registers=255, **kw).ffma_issue_cycles == pytest.approx(f(8, 128))
-    assert predict(dev, small, 4096, registers=128, **kw).ffma_issue_cycles == pytest.approx(f(16, 64))
+    assert predict(F(dev), big, 4096, registers=255, **kw).ffma_issue_cycles == pytest.approx(f(8, 128))
+    assert predict(F(dev), small, 4096, registers=128, **kw).ffma_issue_cycles == pytest.approx(f(16, 64))
 
 
 def test_thread_tile_size_scales_the_pipe_overlap():
@@ -291,14 +297,14 @@ def test_thread_tile_size_scales_the_pipe_overlap():
     m = dev.measured
     per_clk = dev.compute.sm_count * m.sm_clock_MHz * 1e-3
     for w in (4, 8):
-        c16 = float(dev.ffma_issue_factor([w], accumulators=[128])[0])
+        c16 = float(F(dev).ffma_issue_factor([w], accumulators=[128])[0])
         issue = (128 * c16 + 6) * w / 4
         t = 128 * w * 64 / (m.smem_outer_16x8_GFLOPS_by_warps_per_sm[str(w)] / per_clk)
         s = 16 * w / (m.smem_bandwidth_bytes_per_clock_per_sm / 128)
         e16 = (t - max(issue, s)) / min(issue, s)
-        assert float(dev.pipe_overlap(w, accumulators=128)) == pytest.approx(e16, rel=1e-6)
-        assert float(dev.pipe_overlap(w, accumulators=64)) == pytest.approx(float(dev.pipe_overlap(w)))
-        lo, mid, hi = (float(dev.pipe_overlap(w, accumulators=a)) for a in (64, 96, 128))
+        assert float(F(dev).pipe_overlap(w, accumulators=128)) == pytest.approx(e16, rel=1e-6)
+        assert float(F(dev).pipe_overlap(w, accumulators=64)) == pytest.approx(float(F(dev).pipe_overlap(w)))
+        lo, mid, hi = (float(F(dev).pipe_overlap(w, accumulators=a)) for a in (64, 96, 128))
         assert hi < mid < lo  # twice the FFMAs per load hide more of the loads
     # the calibration records only warp counts whose blocks all fit (no mislabelled two-round points)
     assert max(int(k) for k in m.smem_outer_GFLOPS_by_warps_per_sm) == 16
@@ -316,25 +322,25 @@ def test_single_buffered_load_phase_from_the_tile_loop():
     full, bare = m.tile_loop_cycles_by_ksteps_by_blocks, m.tile_loop_no_load_cycles_by_ksteps_by_blocks
     lone = full["32"]["1"] - bare["32"]["1"]
     x4 = (full["32"]["4"] - bare["32"]["4"]) / lone
-    assert float(dev.tile_exposure(4, bare["32"]["4"] / lone)) == pytest.approx(x4)
-    assert float(dev.tile_exposure(1, 3.0)) == pytest.approx(1.0)
-    assert 0.5 < x4 < 0.9 and abs(float(dev.tile_exposure(2, 10.0)) - 1.0) < 0.1  # 4 long-compute blocks drift apart
-    assert float(dev.tile_exposure(8, 1e6)) == pytest.approx(x4)  # clamped to the measured blocks and r
-    kw = dict(clock_MHz=1980, figures="measured")
+    assert float(F(dev).tile_exposure(4, bare["32"]["4"] / lone)) == pytest.approx(x4)
+    assert float(F(dev).tile_exposure(1, 3.0)) == pytest.approx(1.0)
+    assert 0.5 < x4 < 0.9 and abs(float(F(dev).tile_exposure(2, 10.0)) - 1.0) < 0.1  # 4 long-compute blocks drift apart
+    assert float(F(dev).tile_exposure(8, 1e6)) == pytest.approx(x4)  # clamped to the measured blocks and r
+    kw = dict(clock_MHz=1980)
     cfg = KernelConfig.make("tiled_1d")  # 2 blocks of 16 warps, 4 KB tiles, single buffer
-    p = predict(dev, cfg, 4096, registers=48, **kw)
+    p = predict(F(dev), cfg, 4096, registers=48, **kw)
     tiles = p.waves.blocks * (4096 / cfg.bk)
     l2 = next(lv.bytes for lv in p.traffic if lv.level == "l2")
     phase = _mem_latency(dev, p) + l2 / tiles / m.l2_sm_port_bytes_per_clock  # one block's tile, not two
     compute = p.cycles_per_tile["latency"] - p.exposed_latency_cycles
-    x = float(dev.tile_exposure(p.occupancy.blocks_per_sm, compute / phase))
-    assert p.exposed_latency_cycles == pytest.approx(x * phase + 2 * dev.with_measured().latency.smem_latency_cycles)
+    x = float(F(dev).tile_exposure(p.occupancy.blocks_per_sm, compute / phase))
+    assert p.exposed_latency_cycles == pytest.approx(x * phase + 2 * F(dev).effective.latency.smem_latency_cycles)
     assert p.load_phase_share == pytest.approx(x)
     no_tile = dev.model_copy(update=dict(measured=m.model_copy(update=dict(tile_loop_cycles_by_ksteps_by_blocks=None))))
-    q = predict(no_tile, cfg, 4096, registers=48, **kw)
+    q = predict(F(no_tile), cfg, 4096, registers=48, **kw)
     assert q.load_phase_share is None and q.exposed_latency_cycles > p.exposed_latency_cycles  # b x burst before
     db = KernelConfig.make("double_buffer")
-    assert predict(dev, db, 4096, registers=128, **kw).load_phase_share is None
+    assert predict(F(dev), db, 4096, registers=128, **kw).load_phase_share is None
 
 
 def _mem_latency(dev, p):
@@ -342,5 +348,5 @@ def _mem_latency(dev, p):
     from perfmodel.model.terms import mem_latency
 
     by = {lv.level: lv.bytes for lv in p.traffic}
-    lat = dev.with_measured().latency
+    lat = F(dev).effective.latency
     return float(mem_latency(by["dram"], by["l2"], lat.l2_latency_cycles, lat.dram_latency_cycles)[0])

@@ -394,6 +394,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     builds: per config, what is known of its binary (facts.BuildFacts; None: all estimated). With a
     loop program the compute phase is simulated (model.schedule) and the issue term counts the
     binary's instructions. clock_MHz: the SM clock (default the boost clock)."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a Problem(M, N, K), not {type(problem).__name__}")
     fig = Figures.of(figures)
     device = fig.effective
     n = len(configs)

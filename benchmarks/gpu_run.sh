@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One GPU run of the recorded kind, parameterised. Run from the repository root on a machine with a CUDA
+# GPU and pycuda; results land under results/ (never overwritten), logs and a tarball of the new folders
+# under $OUT (default /tmp/out). Prints a short table last.
+#   bash benchmarks/gpu_run.sh validate SEED            # perfmodel validate --seed SEED (own calibration)
+#   bash benchmarks/gpu_run.sh tune SEED [DEVICE]       # sweep --measure 10 --sample 100 --seed SEED, ranked
+#                                                       # with results/reference-calibration-DEVICE.toml
+#   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
+#   bash benchmarks/gpu_run.sh gpu-tests                # the GPU test suite (pytest -m gpu)
+set -uo pipefail
+export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+what=${1:?"usage: gpu_run.sh validate SEED | tune SEED [DEVICE] | calibrate | gpu-tests"}
+before=$(ls -d results/*/ 2>/dev/null | sort)
+case "$what" in
+  validate)
+    seed=${2:?"validate needs a SEED"}
+    python3 -m perfmodel validate --seed "$seed" > "$OUT/validate-seed$seed.log" 2>&1; echo "validate rc $?"
+    tail -1 "$OUT/validate-seed$seed.log" ;;
+  tune)
+    seed=${2:?"tune needs a SEED"}; dev=${3:-h100-sxm}
+    python3 -m perfmodel sweep --device "$dev" --size 4096 --measure 10 --sample 100 --seed "$seed" \
+        --calibration "results/reference-calibration-$dev.toml" > "$OUT/tune-seed$seed.log" 2>&1; echo "sweep rc $?"
+    grep -v compiled "$OUT/tune-seed$seed.log" | grep "(top\|best" ;;
+  calibrate)
+    python3 -m perfmodel calibrate > "$OUT/calibrate.log" 2>&1; echo "calibrate rc $?"
+    tail -12 "$OUT/calibrate.log" ;;
+  gpu-tests)
+    timeout 500 python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tail -3 | tee "$OUT/pytest-gpu.log" ;;
+  *) echo "unknown run '$what'" >&2; exit 2 ;;
+esac
+new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
+[ -n "$new" ] && tar czf "$OUT/results-$what.tar.gz" $new && echo "new results: $new"
