@@ -25,7 +25,7 @@ class KernelSpec(BaseModel):
     step: int
     source: str
     title: str
-    seed: str
+    after: str  # the write-up it follows (docs/references.md)
     params: list[str]
     defaults: dict[str, int]
     mapping: Literal["naive_rows", "coalesced", "tiled", "warp_tiled"]
@@ -108,7 +108,7 @@ class KernelConfig(BaseModel):
     # ---- derived structure --------------------------------------------------------
     @property
     def wm_iter(self) -> int:
-        """warp_tiled: wm_iter = wm*wn / (32*tm*tn*wn_iter) (DESIGN.md)."""
+        """warp_tiled: wm_iter = wm*wn / (32*tm*tn*wn_iter)."""
         if self.kernel != "warp_tiled":
             return 1
         return (self.wm * self.wn) // (WARP * self.tm * self.tn * self.wn_iter)
@@ -136,7 +136,7 @@ class KernelConfig(BaseModel):
         return self.kernel + "(" + ",".join(f"{k}={v}" for k, v in self.params().items()) + ")"
 
     def estimated_registers(self) -> int:
-        """Seed 002 eq. 9: tm*tn accumulators + (tm+tn) fragments + 32 for addresses/control,
+        """[gemm-theory] eq. 9: tm*tn accumulators + (tm+tn) fragments + 32 for addresses/control,
         plus a second fragment set for register double buffering and the staging registers of
         kernels that pass global loads through registers (float4 kernels)."""
         s = self.spec

@@ -11,7 +11,7 @@ from .errors import UserError
 from .paths import data_dir
 
 SCHEMA_VERSION = 1
-PEAK_TOLERANCE = 0.02  # DESIGN.md: computed peak within 2 % of a datasheet peak
+PEAK_TOLERANCE = 0.02  # computed peak within 2 % of a datasheet peak (docs/model.md)
 
 
 class _Strict(BaseModel):

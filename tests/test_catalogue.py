@@ -18,7 +18,7 @@ def test_defaults_are_valid_everywhere(kernel):
 
 
 def test_seed_004_parameters():
-    # seed 004: bm=bn=128, bk=8, rm=rn=8 -> 128*128/64 = 256 threads; double-buffered smem
+    # [gemm-optimisation-2]: bm=bn=128, bk=8, rm=rn=8 -> 128*128/64 = 256 threads; double-buffered smem
     # 2 x (128*8 + 8*128) x 4 B = 16384 B
     cfg = KernelConfig.make("double_buffer", bm=128, bn=128, bk=8, tm=8, tn=8)
     assert cfg.threads == 256
@@ -26,7 +26,7 @@ def test_seed_004_parameters():
 
 
 def test_seed_002_register_estimate():
-    # seed 002 eq. 9: regs = tm + tn + tm*tn + 32 = 8 + 8 + 64 + 32 = 112 for a scalar 8x8 tile
+    # [gemm-theory] eq. 9: regs = tm + tn + tm*tn + 32 = 8 + 8 + 64 + 32 = 112 for a scalar 8x8 tile
     assert KernelConfig.make("tiled_2d", tm=8, tn=8).estimated_registers() == 112
 
 

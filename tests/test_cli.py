@@ -57,7 +57,7 @@ def test_devices_list_and_show(capsys):
     rc, out, _ = run(capsys, "devices")
     assert rc == 0 and "h100-sxm" in out and "66,908" in out
     rc, out, _ = run(capsys, "devices", "show", "rtx2070s")
-    assert rc == 0 and "latency.smem_latency_cycles" in out and "seed 002" in out
+    assert rc == 0 and "latency.smem_latency_cycles" in out and "[gemm-theory]" in out
 
 
 def test_console_script_subprocess():
@@ -84,3 +84,35 @@ def test_predict_says_where_registers_come_from(capsys):
     assert "[estimate (register tile + fragments + staging)]" in capsys.readouterr().out
     assert main(["predict", "--device", "a100", "--registers", "96"]) == 0
     assert "96 [--registers]" in capsys.readouterr().out
+
+
+def test_roofline_and_predict_agree_on_every_shipped_device(tmp_path, monkeypatch, capsys):
+    """Both commands take a configuration's build facts from facts.for_config: with the facts any
+    compiler would give replaced by a stand-in (so no compile is needed here), every kernel of the
+    default ladder on every shipped device gets the same prediction from both."""
+    import json
+
+    from perfmodel import facts, shipped_devices
+    from perfmodel.catalogue import kernel_ids
+    from perfmodel.report import plots
+
+    def stand_in(cfg, compute_capability, estimate=False):
+        return facts.BuildFacts(registers=96, registers_source="stand-in", local_bytes=8, origin="given")
+
+    plotted = {}
+
+    def capture(dev, preds, out, title):
+        plotted[dev.name] = preds
+        return out, None
+
+    monkeypatch.setattr(facts, "for_config", stand_in)
+    monkeypatch.setattr(plots, "roofline", capture)
+    for dev in shipped_devices():
+        assert main(["roofline", "--device", dev, "-o", str(tmp_path / f"{dev}.png")]) == 0
+        assert [p.kernel for p in plotted[dev]] == kernel_ids()
+        for p in plotted[dev]:
+            capsys.readouterr()
+            assert main(["predict", "--device", dev, "--kernel", p.kernel, "--size", "4096", "--json"]) == 0
+            q = json.loads(capsys.readouterr().out)
+            assert q["resources"]["registers_source"] == "stand-in"
+            assert q == json.loads(p.model_dump_json())

@@ -40,7 +40,7 @@ def test_bank_conflicts_from_first_principles():
     assert wavefronts(((np.arange(32) // 2) % 4) * 4, 4) == 2
     # tn = 16: 8 lanes 64 B apart hit 2 bank groups 4 deep -> 4 per quarter, 16 per instruction
     assert wavefronts((np.arange(32) % 8) * 16, 4) == 16
-    # quadrant layout (seed 000 V2), 128-bit reads served per half-warp: per k a warp reads A at one
+    # quadrant layout ([sgemm-notes] V2), 128-bit reads served per half-warp: per k a warp reads A at one
     # float4 per half-warp (2 wavefronts per LDS.128) and B at 8 contiguous float4 = 128 B per
     # half-warp... x 2 halves of 256 B -> 4 wavefronts: (2*2 + 2*4) / 4 LDS.128 = 3 per instruction.
     # ncu on the H100 counts 4.54e8 shared wavefronts for double_buffer at 4096^3; this model 4.53e8
@@ -83,7 +83,7 @@ def test_traffic_first_principles():
 
 
 def test_intensity_keeps_the_factor_two_of_an_fma():
-    # seed 002 drops it; we do not: flops = 2*M*N*K
+    # [gemm-theory] drops it; we do not: flops = 2*M*N*K
     p = predict(load_device("rtx2070s"), KernelConfig.make("tiled_2d"), 1024)
     l2 = next(lv for lv in p.traffic if lv.level == "l2")
     assert l2.intensity_flop_per_byte == pytest.approx(2 * 1024**3 / l2.bytes)

@@ -1,6 +1,6 @@
 // Step 8: step 7 + double buffering: two shared-memory buffers; the next tile's global loads go
 // to registers before the current tile's math and to the other buffer after it, one barrier per
-// tile. Unlike seed 000's V3 there is a barrier after the prologue and any number of k-tiles works.
+// tile. Unlike [sgemm-notes]'s V3 there is a barrier after the prologue and any number of k-tiles works.
 #define NT (BM * BN / (TM * TN))
 #include "tile_f4.cuh"  // compiled with -I kernels/ by benchmarks/ab_kernel.py
 
@@ -10,7 +10,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     const int tid = threadIdx.x, tpr = BN / TN, tcol = tid % tpr, trow = tid / tpr;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {{0.0f}};
-    float ra[2][TM], rb[2][TN];  // fragments double-buffered in registers (seed 004)
+    float ra[2][TM], rb[2][TN];  // fragments double-buffered in registers ([gemm-optimisation-2])
     float4 ga[LA], gb[LB];
     const int tiles = (K + BK - 1) / BK;
     load_tile<G>(A, B, ga, gb, row0, col0, 0, M, N, K);

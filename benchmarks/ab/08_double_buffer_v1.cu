@@ -1,6 +1,6 @@
 // Step 8: step 7 + double buffering: two shared-memory buffers; the next tile's global loads go
 // to registers before the current tile's math and to the other buffer after it, one barrier per
-// tile. Unlike seed 000's V3 there is a barrier after the prologue and any number of k-tiles works.
+// tile. Unlike [sgemm-notes]'s V3 there is a barrier after the prologue and any number of k-tiles works.
 #define NT (BM * BN / (TM * TN))
 #include "tile_f4.cuh"  // compiled with -I kernels/ by benchmarks/ab_kernel.py
 

@@ -20,7 +20,7 @@ from .records import Measurement, Timing
 from .sass import facts_of_cubin, local_bytes_per_tile
 from .timing import do_bench, summarize
 
-REL_TOL = 1e-4  # FP32 lands far below; TF32 lands near 3e-4 (DESIGN.md)
+REL_TOL = 1e-4  # FP32 lands far below; TF32 lands near 3e-4 (docs/measurement.md)
 FULL_CHECK_FLOPS = 2 * 2048**3
 
 

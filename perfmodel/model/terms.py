@@ -24,7 +24,7 @@ def grid(M, N, K, bm, bn, bk):
 
 def l2_to_sm_bytes(M, N, K, bm, bn):
     """Bytes read from L2 into the SMs: every block streams its A panel (bm x K) and B panel
-    (K x bn) once, plus C written once: (M*N*K/bn + M*N*K/bm + M*N) x 4 B (seed 000 sec. 4)."""
+    (K x bn) once, plus C written once: (M*N*K/bn + M*N*K/bm + M*N) x 4 B ([sgemm-notes] sec. 4)."""
     gy, gx = np.ceil(M / bm), np.ceil(N / bn)
     return FLOAT * (gy * bm * K * gx + gx * bn * K * gy) * 1.0 + FLOAT * M * N
 
@@ -50,7 +50,7 @@ def dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
 
 # ---- instruction issue ---------------------------------------------------------------------
 def issue_counts(threads, ffma_per_thread, lds_block, sts_block, ldg_per_thread, barriers, buffers, uses_smem):
-    """Warp instructions per block per k-tile by kind (seed 002: issue slots bound the FMA pipe).
+    """Warp instructions per block per k-tile by kind ([gemm-theory]: issue slots bound the FMA pipe).
 
     FFMA, LDS, STS and LDG come from the kernel's structure; 'other' is the loop's integer and
     branch work: per tile 3 (counter, compare, branch) + one address increment per global load

@@ -1,4 +1,4 @@
-// Seed 000's V3 (double-buffered 128x128x8, 8x8 quadrant tiles) as the seed writes it, for A/B
+// [sgemm-notes]'s V3 (double-buffered 128x128x8, 8x8 quadrant tiles) as the seed writes it, for A/B
 // timing against kernels/08_double_buffer.cu: a barrier added after the prologue and the last
 // tile's buffer computed from the tile count (the seed assumes an even count). Aligned sizes only.
 #undef BM
