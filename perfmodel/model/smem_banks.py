@@ -56,17 +56,6 @@ def wavefronts_many_phase(rows, width_words: int, banks: int) -> np.ndarray:
     return counts.max(axis=1)
 
 
-def _total(accesses) -> tuple[float, float]:
-    """(instructions, wavefronts) of a list of (addresses, width) accesses."""
-    n = w = 0.0
-    for width in (1, 4):
-        rows = [addr for addr, wd in accesses if wd == width]
-        if rows:
-            n += len(rows)
-            w += float(wavefronts_many(np.stack(rows), width).sum())
-    return n, w
-
-
 def _lanes(warp: int = 0):
     return np.arange(32) + 32 * warp
 

@@ -172,8 +172,10 @@ def ladder_bars(rows, out, title: str):
         ax.set_xticklabels(ids, rotation=60, ha="right", fontsize=8)
         ax.set_title(f"M = N = K = {s}", fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
+    tallest = max([r["measured_gflops"] for r in ladder] + [r.get("predicted_gflops") or 0 for r in ladder] + list(cub.values()))
+    axes[0][0].set_ylim(0, tallest * 1.15)  # room for the labels above the tallest bar and the cuBLAS line
     axes[0][0].set_ylabel("GFLOPS (% of cuBLAS above the bars)")
-    axes[0][0].legend(fontsize=8, loc="upper left")
+    axes[0][0].legend(fontsize=8, loc="center left")  # the upper left holds the cuBLAS label
     fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, out)
