@@ -10,21 +10,37 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 from .catalogue import KernelConfig
 from .devices import DeviceSpec, attach_calibration, load_device, shipped_devices
-from .errors import UserError
+from .errors import UserError, read_json, validation_message
 from .facts import RunFacts
 from .measure.records import Run
 from .model.figures import Figures
 from .model.predict import predict
 
 
+SCHEMA_VERSIONS = (1,)
+
+
 def load_run(run_dir: str | Path) -> Run:
+    """A recorded run's raw.json, or UserError (one line) naming the file and what is wrong with it."""
     p = Path(run_dir) / "raw.json"
+    if not Path(run_dir).is_dir():
+        raise UserError(f"{run_dir} is not a folder (expected a results folder holding raw.json)")
     if not p.is_file():
         raise UserError(f"{run_dir} holds no raw.json (not a perfmodel validate results folder)")
-    return Run.model_validate_json(p.read_text())
+    data = read_json(p, "recorded run")
+    if not isinstance(data, dict):
+        raise UserError(f"recorded run {p} holds a JSON {type(data).__name__}, not an object with environment and measurements")
+    version = data.get("schema_version", 1)
+    if version not in SCHEMA_VERSIONS:
+        raise UserError(f"recorded run {p} has schema_version {version!r}; this perfmodel reads {', '.join(map(str, SCHEMA_VERSIONS))}")
+    try:
+        return Run.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"recorded run {p}: {validation_message(exc)}") from None
 
 
 def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
@@ -32,7 +48,10 @@ def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
     name = run.environment.device_file
     if not recorded and name in shipped_devices():
         return load_device(name)
-    return DeviceSpec.model_validate(tomllib.loads(run.device_toml))
+    try:
+        return DeviceSpec.model_validate(tomllib.loads(run.device_toml))
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise UserError(f"the device file recorded in the run ({name}) does not load: {str(exc).splitlines()[0]}") from None
 
 
 def run_figures(run_dir: str | Path, figures: str = "auto", calibration: str | Path | None = None) -> Figures:
@@ -77,8 +96,9 @@ def rows(run: Run, figures: Figures | None = None, build_facts: RunFacts | None 
             r["pct_of_cublas"] = 100 * m.gflops_median / r["cublas_gflops"]
         if m.kernel != "cublas":
             cfg = KernelConfig.make(m.kernel, **m.config)
-            p = predict(fig, cfg, m.M, m.N, m.K, build=rf.for_measurement(m, cfg),
-                        clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
+            build = rf.for_measurement(m, cfg)
+            p = predict(fig, cfg, m.M, m.N, m.K, build=build, clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
+            r.update(facts=build.origin, loop_program=build.program is not None)
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
@@ -118,12 +138,12 @@ def write_derived(run_dir: str | Path, out_dir: str | Path, figures: Figures | N
     """summary.csv + summary.json into out_dir (created; never overwrites)."""
     run = load_run(run_dir)
     fig = figures or Figures(run_device(run))
-    table = rows(run, fig, run_facts(run, run_dir))
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # fails before the replay, not after
     for name in ("summary.csv", "summary.json"):
         if (out / name).exists():
             raise UserError(f"{out / name} exists; results are never overwritten")
+    table = rows(run, fig, run_facts(run, run_dir))
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         w.writeheader()

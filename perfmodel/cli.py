@@ -21,7 +21,10 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
-def _int_at_least(lo: int, expected: str):
+MAX_DIM = 2**31 - 1  # the kernels index matrices with int
+
+
+def _int_at_least(lo: int, expected: str, hi: Optional[int] = None, why: str = ""):
     def parse(text: str) -> int:
         try:
             v = int(text)
@@ -29,6 +32,8 @@ def _int_at_least(lo: int, expected: str):
             raise argparse.ArgumentTypeError(f"'{text}' is not an integer (expected {expected})") from None
         if v < lo:
             raise argparse.ArgumentTypeError(f"{v} is {'negative' if lo == 0 else 'not positive'} (expected {expected})")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{v} is above {hi:,}{why} (expected {expected})")
         return v
 
     return parse
@@ -36,18 +41,42 @@ def _int_at_least(lo: int, expected: str):
 
 positive_int = _int_at_least(1, "a positive integer")
 count_int = _int_at_least(0, "0 or more")
+dim_int = _int_at_least(1, f"1 to {MAX_DIM:,}", MAX_DIM, ", the largest size the kernels index with int")
 
 
 def _add_size(p):
-    p.add_argument("--size", type=positive_int, help="square problem size S (M=N=K=S; default 4096)")
-    p.add_argument("-M", type=positive_int, help="rows of A and C")
-    p.add_argument("-N", type=positive_int, help="columns of B and C")
-    p.add_argument("-K", type=positive_int, help="inner dimension")
+    p.add_argument("--size", type=dim_int, help="square problem size S (M=N=K=S; default 4096)")
+    p.add_argument("-M", type=dim_int, help="rows of A and C")
+    p.add_argument("-N", type=dim_int, help="columns of B and C")
+    p.add_argument("-K", type=dim_int, help="inner dimension")
 
 
 def _size(a) -> tuple[int, int, int]:
+    given = [f"-{d}" for d in "MNK" if getattr(a, d, None)]
+    if a.size and given:
+        raise UserError(f"--size sets M = N = K; it conflicts with {', '.join(given)} (give --size or -M/-N/-K)")
     s = a.size or 4096
     return getattr(a, "M", None) or s, getattr(a, "N", None) or s, getattr(a, "K", None) or s
+
+
+def _check(a) -> None:
+    """Options that contradict each other or have no effect without another."""
+    if a.cmd == "sweep" and not a.measure:
+        for opt, val in (("--sample", a.sample), ("--seed", a.seed)):
+            if val is not None:
+                raise UserError(f"{opt} has no effect without --measure (it picks the measured random sample)")
+    if a.cmd == "sweep":
+        a.sample = 20 if a.sample is None else a.sample
+        a.seed = 0 if a.seed is None else a.seed
+    kernels = getattr(a, "kernel", None)
+    if isinstance(kernels, list):
+        dup = sorted({k for k in kernels if kernels.count(k) > 1})
+        if dup:
+            raise UserError(f"--kernel {dup[0]} is given more than once (name each kernel once)")
+    if a.cmd == "devices" and a.action == "list" and a.name:
+        raise UserError(f"devices list takes no NAME (got '{a.name}'); use devices show NAME")
+    if a.cmd == "devices" and a.action == "detect" and a.name:
+        raise UserError(f"devices detect takes no NAME (got '{a.name}')")
 
 
 def _add_tile(p):
@@ -69,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimate", action="store_true", help="do not run the local nvcc: estimate registers (faster first call)")
     p.add_argument("--clock", type=positive_int, help="SM clock in MHz (default: boost clock)")
     p.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
+    p.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
 
     d = sub.add_parser("devices", help="list shipped devices, show one, or detect the local GPU")
@@ -84,10 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
     s.add_argument("--measure", type=positive_int, metavar="K", help="on a GPU: measure the top K and a random sample")
-    s.add_argument("--sample", type=positive_int, default=20, metavar="N",
+    s.add_argument("--sample", type=positive_int, metavar="N",
                    help="with --measure: how many of the other valid configs to measure at random (default 20)")
-    s.add_argument("--seed", type=int, default=0, help="with --measure: seed of the random sample (another seed = another sample)")
+    s.add_argument("--seed", type=count_int, help="with --measure: seed of the random sample (default 0; another seed = another sample)")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
+    s.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     s.add_argument("--sass", type=count_int, default=20, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop (default 20; 0: closed form only)")
@@ -95,15 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
     r.add_argument("--device", required=True)
     r.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the whole ladder)")
-    r.add_argument("--size", type=positive_int, default=4096)
+    r.add_argument("--size", type=dim_int, default=4096)
     r.add_argument("-o", "--output", required=True, help="output file .png or .svg (never overwritten)")
     r.add_argument("--calibration", help="a perfmodel calibrate file: use its measured figures")
+    r.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
 
     v = sub.add_parser("validate", help="measure the ladder and a config sweep on the local GPU")
     v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
     v.add_argument("--out", help="results folder to create (default results/<date>-<gpu>)")
     v.add_argument("--ncu", action="store_true", help="also record ncu counters for the ladder")
-    v.add_argument("--seed", type=int, default=0, help="seed of the random config sample (another seed = a hold-out set)")
+    v.add_argument("--seed", type=count_int, default=0, help="seed of the random config sample (another seed = a hold-out set)")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")
@@ -137,12 +169,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         a = build_parser().parse_args(argv)
         if hasattr(a, "size"):
             a.M, a.N, a.K = _size(a)
+        _check(a)
         return COMMANDS[a.cmd](a)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:  # a file that cannot be read or written: the user's path, not a bug
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def run() -> None:

@@ -1,13 +1,12 @@
 """Device files (devices/*.toml) -> a validated, frozen `DeviceSpec`."""
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
-from .errors import UserError
+from .errors import UserError, read_toml, validation_message
 from .paths import data_dir
 
 SCHEMA_VERSION = 1
@@ -15,7 +14,7 @@ PEAK_TOLERANCE = 0.02  # computed peak within 2 % of a datasheet peak (docs/mode
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Compute(_Strict):
@@ -153,48 +152,39 @@ def shipped_devices() -> dict[str, Path]:
     return {p.stem: p for p in sorted(data_dir("devices").glob("*.toml"))}
 
 
-def _format_validation(err: ValidationError) -> str:
-    e = err.errors()[0]
-    loc = ".".join(str(x) for x in e["loc"]) or "(file)"
-    more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
-    return f"{loc}: {e['msg']}{more}"
-
-
 def load_device(name_or_path: str | Path) -> DeviceSpec:
     """Load a shipped device by name (`rtx2070s`) or a user's TOML file by path."""
     text = str(name_or_path)
     shipped = shipped_devices()
     if text in shipped:
         path = shipped[text]
-    elif text.endswith(".toml") or Path(text).is_file():
+    elif text.endswith(".toml") or Path(text).exists():
         path = Path(text)
-        if not path.is_file():
-            raise UserError(f"device file {text} does not exist")
     else:
         raise UserError(f"unknown device '{text}'; shipped devices: {', '.join(shipped)} (or a path to a .toml file)")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"device file {path} is not valid TOML: {exc}") from None
+    data = read_toml(path, "device file")
     try:
         return DeviceSpec.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"device file {path}: {_format_validation(exc)}") from None
+        raise UserError(f"device file {path}: {validation_message(exc)}") from None
 
 
-def attach_calibration(device: DeviceSpec, calibration: str | Path) -> DeviceSpec:
+def attach_calibration(device: DeviceSpec, calibration: str | Path, force: bool = False) -> DeviceSpec:
     """The device with the [measured] section of a `perfmodel calibrate` file (the file's other
-    tables are ignored, so a calibration stays usable when the device schema grows)."""
+    tables are ignored, so a calibration stays usable when the device schema grows). A calibration is
+    the device file of the chip it measured plus that section: one of another compute capability is
+    refused unless `force`; one of another chip of the same compute capability stands for this one."""
     path = Path(calibration)
-    if not path.is_file():
-        raise UserError(f"calibration file {path} does not exist")
-    try:
-        table = tomllib.loads(path.read_text()).get("measured")
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"calibration file {path} is not valid TOML: {exc}") from None
+    data = read_toml(path, "calibration file")
+    table = data.get("measured")
     if not table:
-        raise UserError(f"calibration file {path} has no [measured] section")
+        raise UserError(f"calibration file {path} has no [measured] section (expected a perfmodel calibrate file)")
+    cc = data.get("compute_capability")
+    if cc is not None and cc != device.compute_capability and not force:
+        raise UserError(f"calibration file {path} was measured on compute capability {cc} "
+                        f"({table.get('gpu', 'unknown GPU')}); {device.name} is {device.compute_capability} "
+                        f"(--force-calibration uses it anyway)")
     try:
         return device.model_copy(update={"measured": Measured.model_validate(table)})
     except ValidationError as exc:
-        raise UserError(f"calibration file {path}: measured.{_format_validation(exc)}") from None
+        raise UserError(f"calibration file {path}: measured.{validation_message(exc)}") from None

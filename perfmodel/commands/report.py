@@ -20,6 +20,8 @@ def _out_file(path: str) -> Path:
         raise UserError(f"{path} exists; perfmodel never overwrites results (choose another name)")
     if not p.parent.exists():
         raise UserError(f"folder {p.parent} does not exist")
+    if not p.parent.is_dir():
+        raise UserError(f"{p.parent} is a file, not a folder (the output must go into a folder)")
     return p
 
 
@@ -27,7 +29,7 @@ def roofline(a) -> int:
     from ..report import plots  # matplotlib
 
     out = _out_file(a.output)
-    fig = Figures.load(a.device, a.calibration)
+    fig = Figures.load(a.device, a.calibration, force=a.force_calibration)
     dev = fig.device
     kernels = a.kernel or kernel_ids()
     for k in kernels:

@@ -13,13 +13,12 @@ from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
 from ..model.figures import Figures
 from ..model.occupancy import LIMITERS
-from ..model.predict import Problem
-from ..model.terms import TERMS
+from ..model.predict import BOUNDS, Problem
 from ..sweep import rank
 
 
 def run(a) -> int:
-    fig = Figures.load(a.device, a.calibration)
+    fig = Figures.load(a.device, a.calibration, force=a.force_calibration)
     tiled = tiled_kernels()
     kernels = a.kernel or tiled
     for k in kernels:
@@ -48,7 +47,7 @@ def run(a) -> int:
                          threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
                          from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
                          blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
-                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=TERMS[int(bt.bound[i])]))
+                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=BOUNDS[int(bt.bound[i])]))
     if a.measure:
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
     total, why = rk.considered, rk.invalid_by_constraint

@@ -29,7 +29,9 @@ def _import_pycuda():
         import pycuda.driver as drv
         from pycuda import compiler
     except ImportError:
-        raise UserError("pycuda is not installed: pip install 'perfmodel[cuda]'") from None
+        raise UserError("this command measures on a CUDA GPU through pycuda, which is not installed here; on a machine "
+                        "with an NVIDIA GPU, its driver and the CUDA toolkit: pip install 'perfmodel[cuda]' "
+                        "(pycuda builds against the toolkit)") from None
     try:
         drv.init()
         if drv.Device.count() == 0:

@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ..devices import DeviceSpec, attach_calibration, load_device
-from ..errors import UserError
+from ..errors import UserError, read_toml
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Figures:
 
     device: DeviceSpec
     calibrated: bool = False
+    note: str = ""  # said with the label (a calibration used on another compute capability)
 
     def __post_init__(self):
         if self.calibrated and self.device.measured is None:
@@ -35,12 +36,17 @@ class Figures:
         return device if isinstance(device, Figures) else cls(device)
 
     @classmethod
-    def load(cls, device: str | Path, calibration: str | Path | None = None) -> "Figures":
-        """A shipped device by name or a device file by path, with a calibration file's figures if given."""
+    def load(cls, device: str | Path, calibration: str | Path | None = None, force: bool = False) -> "Figures":
+        """A shipped device by name or a device file by path, with a calibration file's figures if given
+        (one of another compute capability only with `force`, and the label then says so)."""
         dev = load_device(device)
         if calibration is None:
             return cls(dev)
-        return cls(attach_calibration(dev, calibration), calibrated=True)
+        calibrated = attach_calibration(dev, calibration, force=force)
+        cc = read_toml(calibration, "calibration file").get("compute_capability")
+        note = f"; calibration of compute capability {cc} used for {dev.compute_capability} (forced)" \
+            if cc and cc != dev.compute_capability else ""
+        return cls(calibrated, calibrated=True, note=note)
 
     @cached_property
     def effective(self) -> DeviceSpec:
@@ -54,7 +60,7 @@ class Figures:
     @property
     def label(self) -> str:
         m = self.device.measured
-        return f"measured ({m.gpu}, {m.date})" if self.calibrated else "datasheet"
+        return f"measured ({m.gpu}, {m.date}{self.note})" if self.calibrated else "datasheet"
 
     # ---- what a calibration adds (datasheet answers otherwise) --------------------------------
     def ffma_issue_factor(self, warps_per_sm, smem_fed=None, accumulators=None):

@@ -25,7 +25,10 @@ REASONS = {
     "dram": "DRAM bandwidth: arithmetic intensity against DRAM is below the ridge point",
     "local": "local memory: spilled registers or arrays the compiler put in local memory dominate the traffic",
     "latency": "latency is exposed: too few resident blocks or no prefetch to hide global-load latency",
+    "fixed": "launch and fixed costs: the problem is too small for the tiles (most of each block's work is its first "
+             "load or padding beyond the problem), so no pipe is what limits it",
 }
+BOUNDS = T.TERMS + ("fixed",)  # what PredictionBatch.bound indexes
 
 
 def _structure(cfg: KernelConfig) -> tuple:
@@ -368,7 +371,7 @@ class PredictionBatch:
     clock_MHz: np.ndarray
     gflops: np.ndarray
     time_s: np.ndarray
-    bound: np.ndarray  # index into terms.TERMS
+    bound: np.ndarray  # index into BOUNDS
     resources: ResourceStage
     occupancy: OccupancyStage
     traffic: TrafficStage
@@ -423,6 +426,11 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     lat_i = T.TERMS.index("latency")
     minor = (bound == lat_i) & (c.exposed < 0.1 * c.cycles[lat_i])
     bound = np.where(minor, c.cycles[:lat_i].argmax(axis=0), bound)
+    # a near-empty problem: the waves' first loads take most of the time, or most of the tile work
+    # computed lies beyond the problem (padding of partial tiles): fixed costs, not a pipe, bound it
+    useful = t.flops / np.maximum(2.0 * t.blocks * t.ktiles * r.bm * r.bn * r.bk, 1.0)
+    fixed = (w.n_waves * prologue >= 0.5 * total_cycles) | (useful < 0.5)
+    bound = np.where(fixed, BOUNDS.index("fixed"), bound)
     return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
                            local=loc, waves=w, compute=c)
@@ -591,7 +599,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
     cm = device.compute
     issue_ceiling = cm.sm_count * cm.warp_schedulers_per_sm * cm.issue_per_scheduler_per_clock * share * 64 * clock * 1e-3
     b = int(o.blocks_per_sm[k])
-    bound = T.TERMS[int(bt.bound[k])] if b > 0 else "occupancy"
+    bound = BOUNDS[int(bt.bound[k])] if b > 0 else "occupancy"
     warps = float(o.warps_per_block[k])
     fetch = float(fig.fetch_rate(float(c.code_bytes[k]), max(b, 1) * warps))
     fetch = fetch if np.isfinite(fetch) else None

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from ..catalogue import kernel_ids  # noqa: E402
 
-BOUND_MARKERS = {"fma": "o", "issue": "s", "smem": "D", "l2": "^", "dram": "v", "local": "X", "latency": "P", "occupancy": "x"}
+BOUND_MARKERS = {"fma": "o", "issue": "s", "smem": "D", "l2": "^", "dram": "v", "local": "X", "latency": "P", "occupancy": "x", "fixed": "*"}
 LEVEL_COLORS = {"dram": "#b2182b", "l2": "#ef8a62", "smem": "#2166ac"}
 FIGSIZE = (11, 7)
 DPI = 110

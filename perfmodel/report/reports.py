@@ -52,6 +52,14 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
          "|---|---|---|---|---|---|---|",
          f"| {s['points']} | {s['failed']} | {fmt(s.get('mape_pct'))} % | {fmt(s.get('median_ape_pct'))} % | "
          f"{fmt(s.get('spearman_all'), '{:.3f}')} | {fmt(s.get('spearman_sweep'), '{:.3f}')} | {fmt(s.get('sweep_top1_gap_pct'))} % slower |", ""]
+    pred = [r for r in rows if r.get("_prediction")]
+    if pred:
+        known = sum(r.get("facts") == "recorded run" for r in pred)
+        progs = sum(bool(r.get("loop_program")) for r in pred)
+        L += [f"Build facts: {known} of {len(pred)} predicted points use the registers and spills of the binary that ran"
+              + (f", the other {len(pred) - known} estimated registers (the run did not record them)" if known < len(pred) else "")
+              + f"; {progs} the simulated k-tile loop of their binary"
+              + ("" if progs else " (none known: the run's kernel sources are not recorded or not archived)") + ".", ""]
     if warnings:
         L += ["**Warning: measured points above a ceiling** (the device figure or the model is wrong there):", ""]
         L += [f"- {w}" for w in warnings] + [""]
