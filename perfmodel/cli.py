@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from typing import Optional, Sequence
 
 from .commands import accuracy, devices, measure, predict, report, sweep
 from .errors import UserError
 
 EXIT_USAGE = 2
+EXIT_BUG = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -183,6 +185,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception:  # a genuine bug: the traceback, and what to do with it
+        traceback.print_exc()
+        print("perfmodel stopped on a bug (the traceback above), not on your input: please report it with the "
+              "command line and the traceback.", file=sys.stderr)
+        return EXIT_BUG
 
 
 def run() -> None:

@@ -160,3 +160,16 @@ def test_every_recorded_run_replays(tmp_path, capsys, monkeypatch):
     assert "estimated registers" in (tmp_path / "r" / "report.md").read_text() or \
         "0 the simulated k-tile loop" in (tmp_path / "r" / "report.md").read_text()
     shutil.rmtree(tmp_path / "r")
+
+
+def test_a_bug_says_it_is_a_bug(monkeypatch, capsys):
+    """Only a genuine bug prints a traceback, and then it says so (exit status 1, not 2)."""
+    from perfmodel import cli
+
+    def broken(a):
+        raise ZeroDivisionError("model bug")
+
+    monkeypatch.setitem(cli.COMMANDS, "predict", broken)
+    assert main(["predict", "--device", "a100"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError" in err and "a bug" in err
