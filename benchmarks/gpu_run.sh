@@ -3,6 +3,7 @@
 # GPU and pycuda; results land under results/ (never overwritten), logs and a tarball of the new folders
 # under $OUT (default /tmp/out). Prints a short table last.
 #   bash benchmarks/gpu_run.sh validate SEED            # perfmodel validate --seed SEED (own calibration)
+#   bash benchmarks/gpu_run.sh quick                    # perfmodel validate --quick (the ladder at 2048)
 #   bash benchmarks/gpu_run.sh tune SEED [DEVICE]       # sweep --measure 10 --sample 100 --seed SEED, ranked
 #                                                       # with results/reference-calibration-DEVICE.toml
 #   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
@@ -10,13 +11,16 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | tune SEED [DEVICE] | calibrate | gpu-tests"}
+what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
     seed=${2:?"validate needs a SEED"}
     python3 -m perfmodel validate --seed "$seed" > "$OUT/validate-seed$seed.log" 2>&1; echo "validate rc $?"
     tail -1 "$OUT/validate-seed$seed.log" ;;
+  quick)
+    python3 -m perfmodel validate --quick > "$OUT/validate-quick.log" 2>&1; echo "validate --quick rc $?"
+    tail -14 "$OUT/validate-quick.log" ;;
   tune)
     seed=${2:?"tune needs a SEED"}; dev=${3:-h100-sxm}
     python3 -m perfmodel sweep --device "$dev" --size 4096 --measure 10 --sample 100 --seed "$seed" \
@@ -24,9 +28,12 @@ case "$what" in
     grep -v compiled "$OUT/tune-seed$seed.log" | grep "(top\|best" ;;
   calibrate)
     python3 -m perfmodel calibrate > "$OUT/calibrate.log" 2>&1; echo "calibrate rc $?"
-    tail -12 "$OUT/calibrate.log" ;;
+    tail -12 "$OUT/calibrate.log"
+    new_cal=$(ls -t results/calibration-*.toml 2>/dev/null | head -1)
+    [ -n "$new_cal" ] && cp "$new_cal" "$OUT/" ;;
   gpu-tests)
-    timeout 500 python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tail -3 | tee "$OUT/pytest-gpu.log" ;;
+    timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
+    tail -3 "$OUT/pytest-gpu.log" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
