@@ -38,8 +38,9 @@ def run(a) -> int:
     for s in scores:
         print(f"| {s.run} | {s.figures} | {s.points} | {s.mape_pct:.1f} % | {s.median_ape_pct:.1f} % | {s.bias_pct:+.1f} % | "
               f"{_f(s.spearman_all, '{:.3f}')} | {_f(s.spearman_sweep, '{:.3f}')} | "
-              f"{_f(s.top1_gap_pct)} % slower |")
+              + ("n/a |" if s.top1_gap_pct is None else f"{s.top1_gap_pct:.1f} % slower |"))
     o = overall
     print(f"overall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
-          f"{o['points']} points in {o['runs']} runs, {o['figures']} figures; worst top-1 gap {_f(o['worst_top1_gap_pct'])} %")
+          f"{o['points']} points in {o['runs']} run{'s' if o['runs'] != 1 else ''}, {o['figures']} figures"
+          + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
     return 0
