@@ -75,13 +75,14 @@ def run_facts(run: Run, run_dir: str | Path) -> RunFacts:
     return RunFacts(run, [Path(run_dir).resolve().parent])
 
 
-def rows(run: Run, figures: Figures | None = None, build_facts: RunFacts | None = None) -> list[dict]:
+def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 
-    The prediction uses the build facts of the binary that ran (facts.RunFacts) and the SM clock NVML
-    observed while it was timed."""
+    The prediction uses the build facts of the binary that ran (facts.RunFacts: `run_facts(run, run_dir)`
+    finds the loop-program archives beside the run) and the SM clock NVML observed while it was timed;
+    figures None: the run's device with datasheet figures."""
     fig = figures or Figures(run_device(run))
-    rf = build_facts or RunFacts(run)
+    rf = build_facts
     cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
     out = []
     for m in run.measurements:

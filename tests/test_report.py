@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.analysis import load_run, rows, summary
+from perfmodel.analysis import load_run, rows, run_facts, summary
 from perfmodel.catalogue import kernel_ids
 from perfmodel.cli import main
 
@@ -30,7 +30,7 @@ def run_dir():
 def test_recorded_run_replays(run_dir):
     run = load_run(run_dir)
     assert run.environment.compute_capability == "9.0"
-    table = rows(run)
+    table = rows(run, None, run_facts(run, run_dir))
     s = summary(table)
     assert s["failed"] == 0 and s["points"] >= 70
     # every ladder kernel at every size, verified, with cuBLAS beside it

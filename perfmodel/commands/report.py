@@ -34,6 +34,8 @@ def roofline(a) -> int:
     kernels = a.kernel or kernel_ids()
     for k in kernels:
         get_kernel(k)
+    out.open("xb").close()  # an unwritable place fails here, before any compile
+    out.unlink()
     preds = []
     for k in kernels:
         cfg = KernelConfig.make(k)
