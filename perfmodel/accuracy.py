@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from .analysis import load_run, run_device, run_facts, rows
-from .devices import attach_calibration
+from .analysis import load_run, run_device, run_facts, run_figures, rows
 from .errors import UserError
 from .model.figures import Figures
 
@@ -82,15 +82,15 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
 
 def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path) -> Figures:
     """Datasheet figures, or the run's device with the given calibration (default: the reference
-    calibration of that device under results/)."""
-    dev = run_device(load_run(run_dir))
+    calibration of that device under results/, never the run's own)."""
     if figures == "datasheet":
-        return Figures(dev)
-    cal = Path(calibration) if calibration else reference_calibration(results, dev.name)
+        return run_figures(run_dir, "datasheet")
+    device = run_device(load_run(run_dir)).name
+    cal = calibration or reference_calibration(results, device)
     if cal is None:
-        raise UserError(f"no calibration for {dev.name}: {results / REFERENCE.format(device=dev.name)} does not exist; "
+        raise UserError(f"no calibration for {device}: {results / REFERENCE.format(device=device)} does not exist; "
                         f"pass --calibration FILE or --figures datasheet")
-    return Figures(attach_calibration(dev, cal), calibrated=True)
+    return run_figures(run_dir, "measured", cal)
 
 
 def _score_job(job) -> RunScore:
@@ -107,18 +107,11 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
     jobs = [(rd, figures, calibration, results) for rd in runs]
     n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
     out = []
-    if n == 1:
-        it = map(_score_job, jobs)
-        for j, s in enumerate(it, 1):
+    with ProcessPoolExecutor(max_workers=n) if n > 1 else nullcontext() as pool:
+        for j, s in enumerate((pool.map if pool else map)(_score_job, jobs), 1):
             out.append(s)
             if progress:
                 progress(j, len(runs), s)
-    else:
-        with ProcessPoolExecutor(max_workers=n) as pool:
-            for j, s in enumerate(pool.map(_score_job, jobs), 1):
-                out.append(s)
-                if progress:
-                    progress(j, len(runs), s)
     e = np.array([x for s in out for x in s.errors_pct])
     overall = dict(points=int(len(e)), runs=len(out), figures=figures,
                    mape_pct=float(np.abs(e).mean()) if len(e) else float("nan"),

@@ -611,7 +611,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
     prefetch = build.prefetch
     lps, sch = float(c.load_phase_share[k]), float(c.scheduled[k])
     return Prediction(
-        device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1), K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label,
+        device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
+        K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label,
         ffma_issue_cycles=float(c.c_ffma[k]),
         prefetch=("none (single buffer)" if config.spec.buffers == 1 else
                   ("yes" if prefetch is None or prefetch >= 1 else
