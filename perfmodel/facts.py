@@ -3,9 +3,10 @@
 Every command that predicts (`predict`, `sweep`'s re-ranking, `roofline`, `report`, `validate`,
 `accuracy`) takes its build facts from here, so two commands never disagree on one configuration:
 
-- `for_config`: a configuration about to be predicted: the local compiler's registers, spills,
-  prefetch share, local bytes per k-tile and k-tile loop program where the local nvcc can target
-  the device (measure.build, measure.sass; cached on disk), else the model's estimate.
+- `for_config`: a configuration about to be predicted: the compiler's registers, spills, prefetch
+  share, local bytes per k-tile and k-tile loop program where a toolchain here targets the device
+  (measure.toolchain: the local nvcc, else NVIDIA's compiler wheels, NVRTC 12.9 for sm_50-sm_72;
+  measure.build, measure.sass; cached on disk by sources, options and toolchain), else the estimate.
 - `for_measurement`: a point of a recorded run: the registers, spills and SASS facts recorded with
   the binary that ran; the loop program from an archive beside the runs (or, for a run made with
   today's kernel sources, today's build); whatever is unknown is estimated, and `origin` says so.
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .catalogue import KernelConfig
-from .measure import build, sass
+from .measure import build, sass, toolchain
 from .measure.records import Measurement, Run
 
 ESTIMATE = "estimate (register tile + fragments + staging)"
@@ -42,7 +43,7 @@ class BuildFacts:
     prefetch_source: str = "source"
     local_tile_bytes: Optional[float] = None
     program: Optional[dict] = None
-    origin: str = "estimate"  # estimate | given | local compiler | recorded run
+    origin: str = "estimate"  # estimate | given | compiler | recorded run
 
 
 ESTIMATED = BuildFacts()
@@ -56,23 +57,30 @@ def given(registers: Optional[int], source: str = "compiler", local_bytes: int =
 
 
 def compiled(cfg: KernelConfig, compute_capability: str) -> Optional[BuildFacts]:
-    """The local compiler's facts for cfg (cached on disk), or None where no local nvcc targets it."""
+    """The compiler's facts for cfg (cached on disk), or None where no toolchain here targets the device
+    (measure.toolchain: the local nvcc, NVIDIA's compiler wheels, NVRTC 12.9 for sm_50-sm_72)."""
     bi = sass.binary_inputs(cfg, compute_capability)
     if not bi:
         return None
     prefetch, pf_src = None, "source"
     if bi["prefetch"] is not None:
         prefetch, pf_src = bi["prefetch"], f"SASS {bi['sass_arch']}"
-    return BuildFacts(registers=bi["registers"], registers_source=f"nvcc {bi['arch']} (spills {bi['local_bytes']} B)",
+    elif cfg.spec.uses_smem and bi["sass_arch"] is None:
+        pf_src = f"source; no SASS: {sass.missing(compute_capability)}"
+    return BuildFacts(registers=bi["registers"], registers_source=f"{bi['toolchain']}, {bi['arch']} (spills {bi['spill_stores']} B)",
                       local_bytes=bi["local_bytes"], prefetch=prefetch, prefetch_source=pf_src,
-                      local_tile_bytes=bi["local_tile_bytes"], program=bi["program"], origin="local compiler")
+                      local_tile_bytes=bi["local_tile_bytes"], program=bi["program"], origin="compiler")
 
 
 def for_config(cfg: KernelConfig, compute_capability: str, estimate: bool = False) -> BuildFacts:
-    """Facts for predicting cfg: the local compiler's where it can build for the device, else the estimate."""
+    """Facts for predicting cfg: the compiler's where a toolchain here builds for the device, else the estimate."""
     if estimate:
         return ESTIMATED
-    return compiled(cfg, compute_capability) or ESTIMATED
+    got = compiled(cfg, compute_capability)
+    if got is not None:
+        return got
+    why = missing(compute_capability) if not can_compile(compute_capability) else "the compiler failed"
+    return replace(ESTIMATED, registers_source=f"{ESTIMATE}; {why}")
 
 
 def _compiled_job(job) -> Optional[BuildFacts]:
@@ -93,8 +101,14 @@ def compiled_many(configs: Sequence[KernelConfig], compute_capability: str,
 
 
 def can_compile(compute_capability: str) -> bool:
-    """Whether the local toolchain (nvcc + nvdisasm) builds and disassembles for this device."""
-    return sass.available() and build.arch_of(compute_capability) >= build.MIN_ARCH
+    """Whether a toolchain here builds for this device (registers and spills; the SASS where an nvdisasm
+    reads it)."""
+    return build.toolchain_for(compute_capability) is not None
+
+
+def missing(compute_capability: str) -> str:
+    """Why no toolchain here builds for this device (where can_compile is False)."""
+    return toolchain.missing(build.arch_of(compute_capability))
 
 
 # ---- recorded runs ---------------------------------------------------------------------------

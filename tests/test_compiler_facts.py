@@ -6,7 +6,7 @@ from perfmodel import KernelConfig, kernel_ids, load_device, predict
 from perfmodel.measure import build, sass
 
 needs_nvcc = pytest.mark.skipif(build.find_nvcc() is None, reason="nvcc not installed")
-needs_sass = pytest.mark.skipif(not sass.available(), reason="nvcc or nvdisasm not installed")
+needs_sass = pytest.mark.skipif(not sass.available("9.0"), reason="no sm_90 toolchain or nvdisasm here")
 
 LISTING = """
         /*0000*/                   LDC R1, c[0x0][0x28] ;

@@ -8,7 +8,7 @@ import time
 
 from ..catalogue import PARAM_NAMES, get_kernel, tiled_kernels
 from ..errors import UserError
-from ..facts import can_compile
+from ..facts import can_compile, missing
 from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
 from ..model.figures import Figures
@@ -36,7 +36,7 @@ def run(a) -> int:
                   end="" if j < n else "\n", file=sys.stderr, flush=True)
 
     if a.sass > 0 and not can_compile(fig.device.compute_capability) and not quiet:
-        print("note: no nvcc/nvdisasm for this device here: ranking by the closed form only", file=sys.stderr)
+        print(f"note: {missing(fig.device.compute_capability)}: ranking by the closed form only", file=sys.stderr)
     rk = rank(fig, Problem(a.M, a.N, a.K), kernels, a.sass, progress)
     configs, gflops, bt = rk.configs, rk.gflops, rk.batch
     peak = fig.device.peak_fp32_GFLOPS()

@@ -1,24 +1,20 @@
-"""KernelConfig -> nvcc options; compile to cubin with the local nvcc to read registers and spills.
-
-CUDA 13's nvcc targets sm_75 and newer, so the compiler's register count exists for Turing and
-later; older devices (K620, GTX 1060, V100) keep the model's estimate."""
+"""KernelConfig -> compiler options; compile to a cached cubin (measure.toolchain picks the compiler:
+the local nvcc, NVIDIA's compiler wheels, or NVRTC 12.9 for sm_50-sm_72) to read registers and spills."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Optional
 
 from ..catalogue import KernelConfig
-from ..paths import cache_dir, data_dir
+from ..paths import cache_dir, data_dir, write_json_atomic
+from . import toolchain
 
 MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER"}
-NVCC_FLAGS = ["-O3", "-std=c++17"]
-MIN_ARCH = 75
+NVCC_FLAGS = toolchain.NVCC_FLAGS
+find_nvcc = toolchain.find_nvcc
 
 
 def defines(cfg: KernelConfig) -> list[str]:
@@ -35,13 +31,6 @@ def sources_sha256() -> str:
     return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(data_dir("kernels").glob("*.cu*")))).hexdigest()
 
 
-def find_nvcc() -> Optional[str]:
-    for cand in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if cand and os.path.exists(cand):
-            return cand
-    return None
-
-
 def arch_of(compute_capability: str) -> int:
     major, minor = compute_capability.split(".")
     return int(major) * 10 + int(minor)
@@ -51,51 +40,53 @@ def _options(cfg: KernelConfig, compute_capability: str) -> list[str]:
     return NVCC_FLAGS + defines(cfg) + [f"-arch=sm_{arch_of(compute_capability)}"]
 
 
-def cache_key(cfg: KernelConfig, compute_capability: str) -> str:
-    """Hash of every kernel source and the options: a changed kernel or flag is a new entry."""
+def toolchain_for(compute_capability: str) -> Optional[toolchain.Toolchain]:
+    """The toolchain that builds for this device here (measure.toolchain), or None."""
+    return toolchain.for_arch(arch_of(compute_capability))
+
+
+def cache_key(cfg: KernelConfig, compute_capability: str, tc: toolchain.Toolchain) -> str:
+    """Hash of every kernel source, the options and the toolchain (kind and version): a changed kernel,
+    flag or compiler is a new entry."""
     kdir = data_dir("kernels")
     text = "".join(p.read_text() for p in sorted(kdir.glob("*.cu*")))
     opts = _options(cfg, compute_capability)
-    return hashlib.sha256((text + source_path(cfg).name + " ".join(opts)).encode()).hexdigest()[:20]
+    return hashlib.sha256((text + source_path(cfg).name + " ".join(opts) + f"|{tc.kind} {tc.version}").encode()).hexdigest()[:20]
 
 
 def compile_cubin(cfg: KernelConfig, compute_capability: str) -> Path:
-    """Compile to a cached cubin with the local nvcc; the ptxas report lands beside it."""
-    key = cache_key(cfg, compute_capability)
+    """Compile to a cached cubin with the device's toolchain; the ptxas report lands beside it.
+    Raises toolchain.CompileError where no toolchain targets the device or the compiler fails."""
+    tc = toolchain_for(compute_capability)
+    if tc is None:
+        raise toolchain.CompileError(toolchain.missing(arch_of(compute_capability)))
+    key = cache_key(cfg, compute_capability, tc)
     out = cache_dir() / f"{key}.cubin"
     log = cache_dir() / f"{key}.ptxas.txt"
     if out.exists() and log.exists():
         return out
-    nvcc = find_nvcc()
-    if nvcc is None:
-        raise RuntimeError("nvcc not found")
-    r = subprocess.run([nvcc, "-cubin", *_options(cfg, compute_capability), "-I", str(data_dir("kernels")), "-Xptxas", "-v",
-                        "-o", str(out), str(source_path(cfg))], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"nvcc failed for {cfg.label()}: {r.stderr.strip()[-800:]}")
-    log.write_text(r.stderr)
+    cubin, report = tc.compile(source_path(cfg), cfg.label(), defines(cfg), arch_of(compute_capability), data_dir("kernels"))
+    tmp = out.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(cubin)
+    tmp.replace(out)
+    log.write_text(report)
     return out
 
 
 def resource_usage(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
-    """{'registers', 'spill_stores', 'spill_loads', 'smem_bytes', 'arch'} from nvcc, or None when
-    nvcc is absent or cannot target the architecture. Cached on disk by source + options."""
-    arch = arch_of(compute_capability)
-    nvcc = find_nvcc()
-    if nvcc is None or arch < MIN_ARCH:
+    """{'registers', 'spill_stores', 'spill_loads', 'stack_frame', 'smem_bytes', 'arch', 'toolchain'}
+    of the device's build of cfg, or None where no toolchain here targets the device. Cached on disk
+    by sources, options and toolchain."""
+    tc = toolchain_for(compute_capability)
+    if tc is None:
         return None
-    key = cache_key(cfg, compute_capability)
+    key = cache_key(cfg, compute_capability, tc)
     cached = cache_dir() / f"usage-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
     cubin = compile_cubin(cfg, compute_capability)
-    log = (cache_dir() / f"{key}.ptxas.txt").read_text()
-    regs = int(re.search(r"Used (\d+) registers", log).group(1))
-    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    smem = re.search(r"(\d+) bytes smem", log)
-    stack = re.search(r"(\d+) bytes stack frame", log)
-    usage = dict(registers=regs, spill_stores=int(m.group(1)) if m else 0, spill_loads=int(m.group(2)) if m else 0,
-                 stack_frame=int(stack.group(1)) if stack else 0, smem_bytes=int(smem.group(1)) if smem else 0,
-                 arch=f"sm_{arch_of(compute_capability)}", nvcc_flags=_options(cfg, compute_capability), cubin=str(cubin))
-    cached.write_text(json.dumps(usage))
+    usage = toolchain.resource_usage((cache_dir() / f"{key}.ptxas.txt").read_text())
+    usage.update(arch=f"sm_{arch_of(compute_capability)}", toolchain=tc.label, nvcc_flags=_options(cfg, compute_capability),
+                 cubin=str(cubin))
+    write_json_atomic(cached, usage)
     return usage

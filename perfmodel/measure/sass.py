@@ -1,10 +1,11 @@
-"""Facts read off the SASS the compiler produced (nvcc -cubin + nvdisasm), CPU only.
+"""Facts read off the SASS the compiler produced (measure.build's cubin + nvdisasm), CPU only.
 
 The model needs one fact the source cannot promise: whether the double-buffered kernel's binary
 really issues the next tile's global loads before the current tile's FFMAs. Under register
 pressure nvcc may sink those loads below the FFMA block, next to the shared-memory stores, which
 silently turns prefetching off (seen for double_buffer 128x128x16, 8x8 on sm_90: ncu then shows
-long-scoreboard stalls). nvdisasm comes from the `nvidia-cuda-nvdisasm` wheel (dev extra) or PATH."""
+long-scoreboard stalls). nvdisasm comes from the local toolkit or the `nvidia-cuda-nvdisasm` wheel (dev
+and sass extras)."""
 from __future__ import annotations
 
 import hashlib
@@ -19,32 +20,36 @@ from pathlib import Path
 from typing import Optional
 
 from ..catalogue import KernelConfig
-from . import build
+from ..paths import cache_dir, write_json_atomic
+from . import build, toolchain, wheels
 
 BIG_FFMA_BLOCK = 64
 
 
 def find_nvdisasm() -> Optional[str]:
-    exe = shutil.which("nvdisasm")
-    if exe:
-        return exe
-    for cand in ("/usr/local/cuda/bin/nvdisasm",):
-        if os.access(cand, os.X_OK):
-            return cand
-    try:
-        import nvidia  # namespace package of NVIDIA's pip wheels
-
-        for base in nvidia.__path__:
-            for cand in Path(base).glob("cu*/bin/nvdisasm"):
-                if os.access(cand, os.X_OK) or cand.chmod(0o755) is None:
-                    return str(cand)
-    except ImportError:
-        pass
-    return None
+    """nvdisasm: the local toolkit's (PATH or /usr/local/cuda; not with PERFMODEL_IGNORE_LOCAL_TOOLKIT=1),
+    else the `nvidia-cuda-nvdisasm` wheel's (13.2 and newer: sm_75 and newer only), else None."""
+    if not toolchain.ignore_local_toolkit():
+        for cand in (shutil.which("nvdisasm"), "/usr/local/cuda/bin/nvdisasm"):
+            if cand and os.access(cand, os.X_OK):
+                return cand
+    exe = wheels.wheel_file("cu13/bin/nvdisasm", executable=True)
+    return str(exe) if exe else None
 
 
-def available() -> bool:
-    return build.find_nvcc() is not None and find_nvdisasm() is not None
+def missing(compute_capability: str) -> str:
+    """Why this device's SASS cannot be read here (where sass_facts gives None for a build that compiles)."""
+    if find_nvdisasm() is None:
+        return "no nvdisasm here (pip install 'perfmodel[sass]')"
+    if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH:
+        return (f"NVIDIA's nvdisasm wheels (13.2 and newer) refuse sm_{build.arch_of(compute_capability)}; "
+                "a CUDA 12 toolkit's nvdisasm on PATH reads it")
+    return "nvdisasm could not read this build"
+
+
+def available(compute_capability: str) -> bool:
+    """Whether a toolchain here builds for this device and an nvdisasm is there to read its SASS."""
+    return build.toolchain_for(compute_capability) is not None and find_nvdisasm() is not None
 
 
 def parse(sass: str) -> list[tuple]:
@@ -237,19 +242,22 @@ def program_loop_counts(program: Optional[dict]) -> Optional[dict]:
 
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     """{'prefetch': bool, 'ffma': n, 'ldg': n, 'lds': n, 'arch': ...} for the interior path, or None
-    when nvcc/nvdisasm are missing or cannot target the architecture. Cached on disk."""
-    if not available() or build.arch_of(compute_capability) < build.MIN_ARCH:
+    where no toolchain here builds for the device or no nvdisasm here reads its SASS. Cached on disk."""
+    tc, exe = build.toolchain_for(compute_capability), find_nvdisasm()
+    if tc is None or exe is None:
         return None
-    key = build.cache_key(cfg, compute_capability) + "-sass4"
-    cached = build.cache_dir() / f"sass-{key}.json"
+    if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
+        return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass4"
+    cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
     cubin = build.compile_cubin(cfg, compute_capability)
-    r = subprocess.run([find_nvdisasm(), str(cubin)], capture_output=True, text=True)
-    if r.returncode != 0:
+    r = subprocess.run([exe, str(cubin)], capture_output=True, text=True)
+    if r.returncode != 0:  # e.g. the nvdisasm wheels (13.2+) refuse sm_50-sm_72
         return None
     facts = dict(listing_facts(r.stdout), arch=f"sm_{build.arch_of(compute_capability)}")
-    cached.write_text(json.dumps(facts))
+    write_json_atomic(cached, facts)
     return facts
 
 
@@ -262,15 +270,22 @@ def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     try:
         usage = build.resource_usage(cfg, compute_capability)
         facts = sass_facts(cfg, compute_capability) if usage and cfg.spec.uses_smem else None
-    except RuntimeError:
+    except toolchain.CompileError:
         return None
     if not usage:
         return None
-    local = usage["spill_stores"]  # the stack frame of the out-of-line edge call is not spilling
-    return dict(registers=usage["registers"], local_bytes=local, arch=usage["arch"],
-                sass_arch=facts["arch"] if facts else None,
+    # the local frame, as the driver reports it for the binary that runs (LOCAL_SIZE_BYTES, what
+    # recorded runs hold): ptxas's stack frame. Its traffic per k-tile is the loop's LDL + STL where the
+    # SASS is read; without the SASS a frame with no spill stores (the out-of-line edge call's) moves none.
+    local = usage["stack_frame"]
+    if facts and local:
+        local_tile = local_bytes_per_tile(facts, cfg)
+    else:
+        local_tile = 0.0 if local and not usage["spill_stores"] else None
+    return dict(registers=usage["registers"], local_bytes=local, spill_stores=usage["spill_stores"], arch=usage["arch"],
+                toolchain=usage["toolchain"], sass_arch=facts["arch"] if facts else None,
                 prefetch=facts["prefetch_fraction"] if facts and cfg.spec.buffers == 2 else None,
-                local_tile_bytes=local_bytes_per_tile(facts, cfg) if facts and local else None,
+                local_tile_bytes=local_tile,
                 program=facts.get("loop_program") if facts else None)
 
 # ---- archives of loop programs beside recorded runs (replays without a compiler) ----------------

@@ -457,6 +457,8 @@ def _local_text(bt: PredictionBatch, k: int, from_sass) -> Optional[str]:
     lvl = float(bt.local.level[k])
     where = "in L1" if lvl > 0 else f"{1 + lvl:.0%} in L2, the rest in DRAM" if lvl < 0 else "in L2"
     src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
+    if per_thread == 0:  # a frame the k-tile loop never touches (the out-of-line edge call's)
+        return "none in the k-tile loop"
     return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
 
 
