@@ -131,3 +131,12 @@ def test_predict_names_the_toolchain(no_toolkit, capsys):
 def test_sass_from_the_wheel_build(no_toolkit):
     f = sass.sass_facts(KernelConfig.make("double_buffer"), "9.0")
     assert f["prefetch"] is True and f["loop_program"] is not None
+
+
+def test_without_any_toolchain_predict_says_why_and_estimates(no_toolkit, monkeypatch, capsys):
+    monkeypatch.setattr(wheels, "nvidia_dirs", lambda: [])
+    monkeypatch.setattr(toolchain.nvrtc, "library", lambda major: None)
+    assert not facts.can_compile("7.5")
+    assert main(["predict", "--device", "rtx2070s", "--bm", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "[estimate (register tile + fragments + staging); sm_75 needs nvcc or NVIDIA's compiler wheels" in out
