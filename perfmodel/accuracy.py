@@ -81,10 +81,10 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
 
 
 def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path) -> Figures:
-    """Datasheet figures, or the run's device with the given calibration (default: the reference
-    calibration of that device under results/, never the run's own)."""
-    if figures == "datasheet":
-        return run_figures(run_dir, "datasheet")
+    """Datasheet figures, the SM generation's measured figures, or the run's device with the given
+    calibration (default: the reference calibration of that device under results/, never the run's own)."""
+    if figures in ("datasheet", "generation"):
+        return run_figures(run_dir, figures)
     device = run_device(load_run(run_dir)).name
     cal = calibration or reference_calibration(results, device)
     if cal is None:

@@ -56,13 +56,19 @@ def run_device(run: Run, recorded: bool = False) -> DeviceSpec:
 
 def run_figures(run_dir: str | Path, figures: str = "auto", calibration: str | Path | None = None) -> Figures:
     """Figures for deriving a run: with the run's own calibration.toml (written by validate) when present
-    and figures is 'auto' or 'measured'; an explicit calibration file wins; 'datasheet' uses none."""
+    and figures is 'auto' or 'measured'; an explicit calibration file wins; 'datasheet' uses none;
+    'generation' the SM figures calibrate measured on a GPU of its generation (Figures.of_generation)."""
     run = load_run(run_dir)
     dev = run_device(run)
     own = Path(run_dir) / "calibration.toml"
     cal = calibration or (own if own.exists() else None)
     if figures == "datasheet":
         return Figures(dev)
+    if figures == "generation":  # the SM generation's measured figures, no calibration of that GPU
+        fig = Figures.of_generation(dev)
+        if not fig.generation:
+            raise UserError(f"{run_dir}: generation sm_{dev.compute_capability.replace('.', '')} has no measured figures")
+        return fig
     if cal is None:
         if figures == "measured":
             raise UserError(f"{run_dir} has no calibration.toml; pass --calibration FILE")

@@ -75,6 +75,12 @@ def _check(a) -> None:
         dup = sorted({k for k in kernels if kernels.count(k) > 1})
         if dup:
             raise UserError(f"--kernel {dup[0]} is given more than once (name each kernel once)")
+    if a.cmd in ("predict", "sweep", "roofline") and a.figures == "datasheet" and a.calibration:
+        raise UserError("--figures datasheet and --calibration exclude each other (a calibration's figures are measured)")
+    if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
+        raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
+    if a.cmd == "accuracy" and a.figures != "measured" and a.calibration:
+        raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
     if a.cmd == "devices" and a.action == "list" and a.name:
         raise UserError(f"devices list takes no NAME (got '{a.name}'); use devices show NAME")
     if a.cmd == "devices" and a.action == "detect" and a.name:
@@ -101,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clock", type=positive_int, help="SM clock in MHz (default: boost clock)")
     p.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
     p.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
+    p.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
+                    help="device figures without --calibration: auto = the SM generation's measured figures where "
+                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
     p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
 
     d = sub.add_parser("devices", help="list shipped devices, show one, or detect the local GPU")
@@ -121,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=count_int, help="with --measure: seed of the random sample (default 0; another seed = another sample)")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
     s.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
+    s.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
+                    help="device figures without --calibration: auto = the SM generation's measured figures where "
+                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
     s.add_argument("--sass", type=count_int, default=20, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop (default 20; 0: closed form only)")
@@ -132,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", required=True, help="output file .png or .svg (never overwritten)")
     r.add_argument("--calibration", help="a perfmodel calibrate file: use its measured figures")
     r.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
+    r.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
+                    help="device figures without --calibration: auto = the SM generation's measured figures where "
+                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
 
     v = sub.add_parser("validate", help="measure the ladder and a config sweep on the local GPU")
     v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
@@ -144,8 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
     rp.add_argument("--svg", action="store_true", help="also write SVG figures")
     rp.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
-    rp.add_argument("--figures", choices=["auto", "datasheet", "measured"], default="auto",
-                    help="device figures: auto = the run's calibration.toml if it has one (default)")
+    rp.add_argument("--figures", choices=["auto", "datasheet", "generation", "measured"], default="auto",
+                    help="device figures: auto = the run's calibration.toml if it has one (default); generation = "
+                         "the SM generation's measured figures (no calibration of that GPU)")
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
     c.add_argument("--out", help="device TOML to write (never overwritten)")
@@ -153,8 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     ac = sub.add_parser("accuracy", help="the model's accuracy over recorded runs (no GPU)")
     ac.add_argument("runs", nargs="*", metavar="RUN",
                     help="results folders (default: the accuracy set that results/README.md lists)")
-    ac.add_argument("--figures", choices=["measured", "datasheet"], default="measured",
-                    help="device figures: measured = a calibration (default), datasheet = none")
+    ac.add_argument("--figures", choices=["measured", "generation", "datasheet"], default="measured",
+                    help="device figures: measured = a calibration (default); generation = the SM generation's "
+                         "measured figures with the device file's memory system (no calibration of that GPU); "
+                         "datasheet = none")
     ac.add_argument("--calibration", help="calibration file (default: the reference calibration of the run's device)")
     ac.add_argument("--results", default="results", help="the results folder holding README.md and the runs (default results)")
     ac.add_argument("--json", action="store_true", help="print the table as JSON")

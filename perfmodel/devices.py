@@ -98,6 +98,7 @@ class DeviceSpec(_Strict):
     name: str = Field(min_length=1)
     marketing_name: str
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
+    generation: Optional[str] = None  # devices/generations/<generation>.toml supplied the SM-level figures
     datasheet_peak_fp32_GFLOPS: Optional[PositiveFloat] = None
     compute: Compute
     memory: Memory
@@ -147,9 +148,122 @@ class DeviceSpec(_Strict):
         return self
 
 
+# ---- SM generations (devices/generations/*.toml) ----------------------------------------------
+# What every GPU of one compute capability shares: the SM (lanes, schedulers, issue), its shared memory
+# and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
+# its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
+GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
+                   "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm"),
+                   "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles")}
+# the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
+# L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds
+GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma_outer_GFLOPS_by_warps_per_sm",
+                       "smem_outer_GFLOPS_by_warps_per_sm", "ffma_outer_16x8_GFLOPS_by_warps_per_sm",
+                       "smem_outer_16x8_GFLOPS_by_warps_per_sm", "smem_outer_GFLOPS_by_spread",
+                       "tile_loop_cycles_by_ksteps_by_blocks", "tile_loop_no_load_cycles_by_ksteps_by_blocks",
+                       "l2_sm_port_bytes_per_clock", "issue_rate_by_loop_bytes", "issue_rate_by_loop_bytes_4_warps",
+                       "issue_rate_by_loop_bytes_by_warps", "smem_bandwidth_bytes_per_clock_per_sm",
+                       "smem_latency_cycles", "fma_latency_cycles")
+
+
+class Generation(_Strict):
+    """One SM generation (devices/generations/<generation>.toml)."""
+
+    schema_version: Literal[1]
+    generation: str = Field(pattern=r"^sm_\d+$")
+    name: str
+    compute_capability: str = Field(pattern=r"^\d+\.\d+$")
+    compute: dict[str, float]
+    memory: dict[str, float]
+    latency: dict[str, float]
+    limits: Limits
+    sources: dict[str, str]
+    measured: Optional[Measured] = None  # GENERATION_MEASURED of a calibration of one GPU of this generation
+    measured_sm_count: Optional[PositiveInt] = None  # that GPU's SM count (its GFLOPS are whole-chip rates)
+    measured_source: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _only_sm_figures(self) -> "Generation":
+        for section, keys in GENERATION_KEYS.items():
+            extra = set(getattr(self, section)) - set(keys)
+            if extra:
+                raise ValueError(f"{section} holds {', '.join(sorted(extra))}: a generation gives only {', '.join(keys)}")
+        if self.generation != "sm_" + self.compute_capability.replace(".", ""):
+            raise ValueError(f"generation {self.generation} does not match compute capability {self.compute_capability}")
+        if self.measured is not None:
+            extra = {k for k, v in self.measured.model_dump(exclude={"gpu", "date"}).items() if v is not None} - set(GENERATION_MEASURED)
+            if extra or not self.measured_sm_count or not self.measured_source:
+                raise ValueError("measured holds only GENERATION_MEASURED figures, with measured_sm_count and measured_source")
+        return self
+
+
+def generations() -> dict[str, Path]:
+    """Shipped generation names (sm_50, ...) -> their files."""
+    return {p.stem: p for p in sorted((data_dir("devices") / "generations").glob("sm_*.toml"))}
+
+
+def load_generation(name: str) -> Generation:
+    path = generations().get(name)
+    if path is None:
+        raise UserError(f"unknown generation '{name}'; shipped generations: {', '.join(generations())}")
+    try:
+        return Generation.model_validate(read_toml(path, "generation file"))
+    except ValidationError as exc:
+        raise UserError(f"generation file {path}: {validation_message(exc)}") from None
+
+
+def _with_generation(data: dict, path: Path) -> dict:
+    """A device file's table with its generation's figures beneath its own (its own win)."""
+    gen = load_generation(str(data["generation"]))
+    if data.get("compute_capability") not in (None, gen.compute_capability):
+        raise UserError(f"device file {path}: compute_capability {data['compute_capability']} is not that of "
+                        f"generation {gen.generation} ({gen.compute_capability})")
+    out = dict(data)
+    out.setdefault("compute_capability", gen.compute_capability)
+    for section in GENERATION_KEYS:
+        out[section] = {**getattr(gen, section), **data.get(section, {})}
+    out.setdefault("limits", gen.limits.model_dump())
+    out["sources"] = {**gen.sources, **data.get("sources", {})}
+    return out
+
+
+def generation_section(calibration: str | Path) -> dict:
+    """What a generation file's measured part holds for a `perfmodel calibrate` file: the
+    GENERATION_MEASURED figures of its [measured] section and the SM count of the GPU it measured."""
+    data = read_toml(calibration, "calibration file")
+    m = data.get("measured") or {}
+    return dict(measured={k: v for k, v in m.items() if k in ("gpu", "date") + GENERATION_MEASURED},
+                measured_sm_count=data["compute"]["sm_count"])
+
+
+def generation_measured(device: DeviceSpec) -> Optional[tuple[Measured, Generation]]:
+    """The SM figures calibrate measured on a GPU of this device's generation, as this device would show
+    them (whole-chip GFLOPS scaled by SM count; per-SM figures as they are), with the generation; None
+    where the generation has none. Recorded devices without a `generation` use their compute capability's."""
+    name = device.generation or "sm_" + device.compute_capability.replace(".", "")
+    if name not in generations():
+        return None
+    gen = load_generation(name)
+    if gen.measured is None:
+        return None
+    scale = device.compute.sm_count / gen.measured_sm_count
+    m = gen.measured.model_dump()
+    for k, v in m.items():
+        if "GFLOPS" in k and v is not None:
+            m[k] = {w: {x: y * scale for x, y in r.items()} if isinstance(r, dict) else r * scale for w, r in v.items()} \
+                if isinstance(v, dict) else v * scale
+    return Measured.model_validate(m), gen
+
+
 def shipped_devices() -> dict[str, Path]:
     """Shipped device names (file stems) -> their files."""
     return {p.stem: p for p in sorted(data_dir("devices").glob("*.toml"))}
+
+
+def device_table(path: str | Path) -> dict:
+    """A device file's table with its generation's figures merged in: every figure, as DeviceSpec reads it."""
+    data = read_toml(path, "device file")
+    return _with_generation(data, Path(path)) if "generation" in data else data
 
 
 def load_device(name_or_path: str | Path) -> DeviceSpec:
@@ -162,7 +276,7 @@ def load_device(name_or_path: str | Path) -> DeviceSpec:
         path = Path(text)
     else:
         raise UserError(f"unknown device '{text}'; shipped devices: {', '.join(shipped)} (or a path to a .toml file)")
-    data = read_toml(path, "device file")
+    data = device_table(path)
     try:
         return DeviceSpec.model_validate(data)
     except ValidationError as exc:

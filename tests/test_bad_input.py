@@ -23,6 +23,10 @@ def bad(tmp_path):
     f["latin1.toml"].write_bytes(dev.replace('"NVIDIA A100', '"NVIDIA A100 \xe9').encode("latin-1", "replace"))
     f["inf.toml"] = tmp_path / "inf.toml"
     f["inf.toml"].write_text(dev.replace("dram_bandwidth_GBps = ", "dram_bandwidth_GBps = inf #"))
+    f["nogen.toml"] = tmp_path / "nogen.toml"
+    f["nogen.toml"].write_text(dev.replace('generation = "sm_80"', 'generation = "sm_81"'))
+    f["wronggen.toml"] = tmp_path / "wronggen.toml"
+    f["wronggen.toml"].write_text(dev.replace('generation = "sm_80"', 'generation = "sm_90"'))
     f["folder.toml"] = tmp_path / "folder.toml"
     f["folder.toml"].mkdir()
     f["file"] = tmp_path / "a_file.toml"
@@ -77,6 +81,11 @@ CASES = [
     ("roofline", ["roofline", "--device", "v100", "--calibration", str(CAL), "-o", "{tmp}/r.png"], "compute capability 9.0"),
     ("sweep", ["sweep", "--device", "a100", "--kernel", "tiled_2d", "--kernel", "tiled_2d"], "more than once"),
     ("roofline", ["roofline", "--device", "a100", "--kernel", "naive", "--kernel", "naive", "-o", "{tmp}/r.png"], "more than once"),
+    ("predict", ["predict", "--device", "{nogen.toml}"], "unknown generation 'sm_81'"),
+    ("devices", ["devices", "show", "{wronggen.toml}"], "is not that of generation sm_90"),
+    ("predict", ["predict", "--device", "h200", "--figures", "datasheet", "--calibration", str(CAL)], "exclude each other"),
+    ("sweep", ["sweep", "--device", "h200", "--figures", "datasheet", "--calibration", str(CAL)], "exclude each other"),
+    ("accuracy", ["accuracy", str(RUN), "--figures", "generation", "--calibration", str(CAL)], "has no effect with --figures generation"),
     # misleading message
     ("predict", ["predict", "--device", "{folder.toml}"], "is a folder"),
     ("report", ["report", "{file}", "--out", "{tmp}/o"], "not a folder"),

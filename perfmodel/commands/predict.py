@@ -9,7 +9,7 @@ from ..model.predict import predict
 
 
 def run(a) -> int:
-    fig = Figures.load(a.device, a.calibration, force=a.force_calibration)
+    fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
     cfg = KernelConfig.make(a.kernel, **{k: getattr(a, k) for k in PARAM_NAMES})
     cfg.check_device(fig.device)
     if a.registers:

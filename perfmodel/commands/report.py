@@ -29,7 +29,7 @@ def roofline(a) -> int:
     from ..report import plots  # matplotlib
 
     out = _out_file(a.output)
-    fig = Figures.load(a.device, a.calibration, force=a.force_calibration)
+    fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
     dev = fig.device
     kernels = a.kernel or kernel_ids()
     for k in kernels:

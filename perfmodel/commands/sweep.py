@@ -18,7 +18,7 @@ from ..sweep import rank
 
 
 def run(a) -> int:
-    fig = Figures.load(a.device, a.calibration, force=a.force_calibration)
+    fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
     tiled = tiled_kernels()
     kernels = a.kernel or tiled
     for k in kernels:

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..devices import load_device, shipped_devices
+from ..devices import device_table, load_device, shipped_devices
 from .gpu import Gpu
 
 # (substring of the driver's name, compute capability) -> shipped device
@@ -32,7 +31,8 @@ def write_from_driver(gpu, path: Path) -> Path:
     a = gpu.drv.device_attribute
     g = lambda attr: gpu.dev.get_attribute(getattr(a, attr))  # noqa: E731
     base_name = _nearest(gpu.cc)
-    base = tomllib.loads(shipped_devices()[base_name].read_text())
+    base = device_table(shipped_devices()[base_name])  # every figure, its generation's included
+    base.pop("generation", None)  # the file written holds them all (the GPU's own generation may differ)
     today = datetime.now(timezone.utc).date().isoformat()
     drv_src = f"CUDA driver attribute on this GPU ({gpu.name}), read by perfmodel devices detect on {today}"
     proxy_src = f"proxy: copied from shipped device {base_name} (nearest compute capability); not measured on this GPU"

@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..devices import DeviceSpec, attach_calibration, load_device
+from ..devices import DeviceSpec, attach_calibration, generation_measured, load_device
 from ..errors import UserError, read_toml
 
 
@@ -25,6 +25,7 @@ class Figures:
     device: DeviceSpec
     calibrated: bool = False
     note: str = ""  # said with the label (a calibration used on another compute capability)
+    generation: str = ""  # the measured figures are the SM generation's (devices.generation_measured)
 
     def __post_init__(self):
         if self.calibrated and self.device.measured is None:
@@ -36,17 +37,34 @@ class Figures:
         return device if isinstance(device, Figures) else cls(device)
 
     @classmethod
-    def load(cls, device: str | Path, calibration: str | Path | None = None, force: bool = False) -> "Figures":
+    def load(cls, device: str | Path, calibration: str | Path | None = None, force: bool = False,
+             figures: str = "auto") -> "Figures":
         """A shipped device by name or a device file by path, with a calibration file's figures if given
-        (one of another compute capability only with `force`, and the label then says so)."""
+        (one of another compute capability only with `force`, and the label then says so); without one,
+        the SM figures calibrate measured on a GPU of its generation where there are (`figures="auto"`;
+        the memory system stays the device file's), else, or with `figures="datasheet"`, the datasheet."""
         dev = load_device(device)
-        if calibration is None:
+        if figures == "datasheet":
+            if calibration is not None:
+                raise UserError("datasheet figures and a calibration exclude each other")
             return cls(dev)
+        if calibration is None:
+            return cls.of_generation(dev)
         calibrated = attach_calibration(dev, calibration, force=force)
         cc = read_toml(calibration, "calibration file").get("compute_capability")
         note = f"; calibration of compute capability {cc} used for {dev.compute_capability} (forced)" \
             if cc and cc != dev.compute_capability else ""
         return cls(calibrated, calibrated=True, note=note)
+
+    @classmethod
+    def of_generation(cls, dev: DeviceSpec) -> "Figures":
+        """The device with its SM generation's measured figures where the generation has them, else its
+        datasheet figures."""
+        got = generation_measured(dev)
+        if got is None:
+            return cls(dev)
+        measured, gen = got
+        return cls(dev.model_copy(update={"measured": measured}), calibrated=True, generation=gen.generation)
 
     @cached_property
     def effective(self) -> DeviceSpec:
@@ -55,11 +73,14 @@ class Figures:
 
     @property
     def kind(self) -> str:
-        return "measured" if self.calibrated else "datasheet"
+        return "generation" if self.generation else "measured" if self.calibrated else "datasheet"
 
     @property
     def label(self) -> str:
         m = self.device.measured
+        if self.generation:
+            return (f"generation {self.generation}: SM figures measured on {m.gpu} ({m.date}), "
+                    f"memory system from the datasheet")
         return f"measured ({m.gpu}, {m.date}{self.note})" if self.calibrated else "datasheet"
 
     # ---- what a calibration adds (datasheet answers otherwise) --------------------------------
