@@ -8,10 +8,13 @@
 #                                                       # with results/reference-calibration-DEVICE.toml
 #   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
 #   bash benchmarks/gpu_run.sh gpu-tests                # the GPU test suite (pytest -m gpu)
+#   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS]   # perfmodel validate --shapes CLASS|all, stopped (SIGINT)
+#                                                       # after SECONDS (default 520); every finished point is kept
+#   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests"}
+what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -31,6 +34,15 @@ case "$what" in
     tail -12 "$OUT/calibrate.log"
     new_cal=$(ls -t results/calibration-*.toml 2>/dev/null | head -1)
     [ -n "$new_cal" ] && cp "$new_cal" "$OUT/" ;;
+  shapes)
+    cls=${2:?"shapes needs a CLASS (or all)"}; secs=${3:-520}
+    timeout -s INT "$secs" python3 -m perfmodel validate --shapes "$cls" > "$OUT/shapes-$cls.log" 2>&1; echo "validate --shapes rc $?"
+    grep -E "planned|points|still to measure|results in" "$OUT/shapes-$cls.log" | tail -4 ;;
+  resume)
+    run=${2:?"resume needs a RUN folder"}; secs=${3:-520}
+    timeout -s INT "$secs" python3 -m perfmodel validate --resume "$run" > "$OUT/resume-$(basename "$run").log" 2>&1; echo "validate --resume rc $?"
+    grep -E "planned|points|still to measure|results in" "$OUT/resume-$(basename "$run").log" | tail -4
+    tar czf "$OUT/results-resume.tar.gz" "$run" ;;
   gpu-tests)
     timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
     tail -3 "$OUT/pytest-gpu.log" ;;

@@ -19,6 +19,8 @@ from .facts import RunFacts
 from .measure.records import Run
 from .model.figures import Figures
 from .model.predict import predict
+from .shapes import CLASSES as SHAPE_CLASSES
+from .shapes import corpus
 
 
 SCHEMA_VERSIONS = (1,)
@@ -92,7 +94,8 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]
     cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
     out = []
     for m in run.measurements:
-        r = dict(kernel=m.kernel, group=m.group, M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
+        r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape),
+                 M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
                  verified=m.verified, verification=m.verification, registers=m.registers,
                  measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)))
         if m.timing:
@@ -115,6 +118,13 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]
     return out
 
 
+def shape_class(name: str | None) -> str | None:
+    """The corpus class of a shape run's shape (None for square runs and unknown names)."""
+    if not name:
+        return None
+    return next((s.cls for s in corpus() if s.name == name), None)
+
+
 def summary(table: list[dict]) -> dict:
     from scipy.stats import spearmanr
 
@@ -126,6 +136,14 @@ def summary(table: list[dict]) -> dict:
         if len(sel) >= 3:
             rho = spearmanr([r["predicted_gflops"] for r in sel], [r["measured_gflops"] for r in sel]).statistic
             s[f"spearman_{name}"] = float(rho)
+    by_class = {}
+    for r in pts:
+        if r.get("shape_class"):
+            by_class.setdefault(r["shape_class"], []).append(r["error_pct"])
+    if by_class:  # a shape run: MAPE and bias per class of the corpus
+        s["by_class"] = {c: dict(points=len(e), mape_pct=float(np.mean(np.abs(e))), bias_pct=float(np.mean(e)))
+                         for c, e in ((c, by_class[c]) for c in SHAPE_CLASSES if c in by_class)}
+        s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
     sw = [r for r in pts if r["group"] == "sweep"]
     if sw:
         best_meas = max(sw, key=lambda r: r["measured_gflops"])
@@ -136,7 +154,7 @@ def summary(table: list[dict]) -> dict:
     return s
 
 
-FIELDS = ["kernel", "group", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",
+FIELDS = ["kernel", "group", "shape", "shape_class", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",
           "limiter", "clock_MHz", "median_ms", "q10_ms", "q90_ms", "spread_pct", "measured_gflops", "predicted_gflops",
           "error_pct", "bound", "cublas_gflops", "pct_of_cublas", "verification"]
 

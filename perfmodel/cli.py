@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 from .commands import accuracy, devices, measure, predict, report, sweep
 from .errors import UserError
+from .shapes import CLASSES as SHAPE_CLASSES
 
 EXIT_USAGE = 2
 EXIT_BUG = 1
@@ -81,6 +82,12 @@ def _check(a) -> None:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
     if a.cmd == "accuracy" and a.figures != "measured" and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
+    if a.cmd == "validate" and a.resume:
+        for opt, val in (("--shapes", a.shapes), ("--quick", a.quick), ("--out", a.out), ("--ncu", a.ncu), ("--seed", a.seed)):
+            if val:
+                raise UserError(f"--resume continues a run with its own plan; {opt} cannot change it")
+    if a.cmd == "validate" and a.shapes and (a.quick or a.ncu):
+        raise UserError(f"--shapes measures the whole corpus class; {'--quick' if a.quick else '--ncu'} applies to the square ladder run only")
     if a.cmd == "devices" and a.action == "list" and a.name:
         raise UserError(f"devices list takes no NAME (got '{a.name}'); use devices show NAME")
     if a.cmd == "devices" and a.action == "detect" and a.name:
@@ -153,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", help="results folder to create (default results/<date>-<gpu>)")
     v.add_argument("--ncu", action="store_true", help="also record ncu counters for the ladder")
     v.add_argument("--seed", type=count_int, default=0, help="seed of the random config sample (another seed = a hold-out set)")
+    v.add_argument("--shapes", choices=list(SHAPE_CLASSES) + ["all"], metavar="CLASS|all",
+                   help="measure the shape corpus (shapes/corpus.toml), one class or all: per shape cuBLAS, the ladder, "
+                        "the model's top 3 and 10 random configurations, each point recorded as it finishes")
+    v.add_argument("--resume", metavar="RUN", help="continue a --shapes run that stopped: measure what it has not recorded")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")

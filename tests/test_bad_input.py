@@ -99,6 +99,9 @@ CASES = [
     ("sweep", ["sweep", "--device", "a100", "-M", "4294967296"], "2,147,483,647"),
     ("roofline", ["roofline", "--device", "a100", "--size", "3000000000", "-o", "{tmp}/r.png"], "2,147,483,647"),
     # no GPU (this suite runs where pycuda is absent; the GPU suite covers the other case)
+    ("validate", ["validate", "--resume", "{tmp}"], "holds no plan.json"),
+    ("validate", ["validate", "--resume", "{tmp}", "--seed", "2"], "--seed cannot change it"),
+    ("validate", ["validate", "--shapes", "small", "--quick"], "--quick applies to the square ladder run only"),
     ("validate", ["validate"], "CUDA GPU"),
     ("calibrate", ["calibrate"], "CUDA GPU"),
     ("devices", ["devices", "detect"], "CUDA GPU"),

@@ -43,7 +43,8 @@ class Measurement(_M):
 
     kernel: str
     config: dict[str, int]
-    group: str  # 'ladder' | 'sweep' | 'baseline' | 'edge'
+    group: str  # 'ladder' | 'sweep' | 'baseline' | 'edge' | 'top' | 'random' (shape runs)
+    shape: Optional[str] = None  # the corpus shape (shapes/corpus.toml) a shape run measured it for
     M: int
     N: int
     K: int
@@ -64,5 +65,37 @@ class Measurement(_M):
 class Run(_M):
     schema_version: int = 1
     environment: Environment
-    device_toml: str  # verbatim copy of the device file used
+    device_toml: str  # the device figures used: the device file (with its generation's figures merged in, since they were split)
     measurements: list[Measurement]
+
+
+class PlannedPoint(_M):
+    """One point of a shape run's plan (what to measure; the record is a Measurement)."""
+
+    group: str
+    kernel: str  # 'cublas' for the baseline
+    config: dict[str, int]
+    shape: str
+    M: int
+    N: int
+    K: int
+
+    def key(self) -> tuple:
+        return (self.shape, self.group, self.kernel, tuple(sorted(self.config.items())))
+
+
+class Plan(_M):
+    """A shape run's plan.json: written once when the run starts, so that `--resume` measures exactly
+    the points not yet recorded in points.jsonl (the plan depends on the model that ranked it)."""
+
+    schema_version: int = 1
+    shapes: str  # the class measured, or 'all'
+    seed: int
+    environment: Environment
+    device_toml: str
+    points: list[PlannedPoint]
+
+
+def measurement_key(m: Measurement) -> tuple:
+    return (m.shape, m.group, m.kernel, tuple(sorted(m.config.items())))
+

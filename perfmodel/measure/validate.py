@@ -6,12 +6,19 @@ import platform
 import random
 import subprocess
 import sys
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+import tomli_w
+
 from ..analysis import run_figures, write_derived
 from ..catalogue import KernelConfig, enumerate_configs, kernel_ids, tiled_kernels
-from ..devices import load_device, shipped_devices
+from ..devices import device_table, load_device, shipped_devices
+from ..model.figures import Figures
+from ..model.predict import Problem as ModelProblem
+from ..shapes import select
+from ..sweep import rank
 from ..errors import UserError
 from . import build
 from .calibrate import measured_toml, run_microbenchmarks
@@ -19,9 +26,11 @@ from .detect import match_shipped, write_from_driver
 from .gpu import Gpu, Problem, compile_all, measure_point
 from .ncu import run_ncu
 from .nvml import NvmlSampler
-from .records import Environment, Measurement, Run
+from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
+SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
+# from their binaries) and 10 random valid configurations, beside the ladder's defaults and cuBLAS
 SWEEP_SIZE = 4096
 SWEEP_TOTAL = 104
 
@@ -61,6 +70,12 @@ def _nvcc_version() -> str:
         return "unknown"
     out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     return out[-1] if out else "unknown"
+
+
+def device_toml(path: Path) -> str:
+    """The device figures a run used, as one TOML table: the device file with its generation's figures
+    merged in (a run's record stands alone, whatever the generation files say later)."""
+    return tomli_w.dumps(device_table(path))
 
 
 def env_device_name(name: str) -> str:
@@ -139,7 +154,7 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
         res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification}{': ' + m.error if m.error else ''})"
         print(f"  [{i:3d}/{len(points)}] {s:5d} {label:70s} {res}", flush=True)
 
-    run = Run(environment=env, device_toml=dev_path.read_text(), measurements=measurements)
+    run = Run(environment=env, device_toml=device_toml(dev_path), measurements=measurements)
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
     if ncu:
         print("profiling the ladder with ncu ...")
@@ -162,3 +177,146 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %, Spearman all {s.get('spearman_all', float('nan')):.3f}, "
           f"sweep {s.get('spearman_sweep', float('nan')):.3f}; results in {out}")
     return 1 if failed else 0
+
+
+# ---- shape runs: the corpus (shapes/corpus.toml), recorded as points finish, resumable --------------
+def shape_plan(fig, shapes, seed: int = 0, progress=None) -> list[PlannedPoint]:
+    """Per shape: cuBLAS, the ladder's defaults, the model's top SHAPE_TOP (ranked with `fig`, the top
+    SHAPE_SASS re-predicted from their binaries) and SHAPE_RANDOM other valid configurations at random
+    (seeded by the seed and the shape's name). Deterministic for one model and figures."""
+    pts = []
+    for j, sh in enumerate(shapes, 1):
+        dims = dict(shape=sh.name, M=sh.M, N=sh.N, K=sh.K)
+        pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
+        ladder = [KernelConfig.make(k) for k in kernel_ids()]
+        pts += [PlannedPoint(group="ladder", kernel=c.kernel, config=c.params(), **dims) for c in ladder]
+        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=SHAPE_SASS)
+        chosen = {c.label() for c in ladder}
+        top = []
+        for i in rk.order:
+            c = rk.configs[int(i)]
+            if c.label() not in chosen and len(top) < SHAPE_TOP:
+                top.append(c)
+                chosen.add(c.label())
+        pool = [c for c in rk.configs if c.label() not in chosen]
+        rand = random.Random(f"{seed}:{sh.name}").sample(pool, min(SHAPE_RANDOM, len(pool)))
+        pts += [PlannedPoint(group="top", kernel=c.kernel, config=c.params(), **dims) for c in top]
+        pts += [PlannedPoint(group="random", kernel=c.kernel, config=c.params(), **dims) for c in rand]
+        if progress:
+            progress(j, len(shapes))
+    return pts
+
+
+def _recorded(path: Path) -> list[Measurement]:
+    """The points a shape run recorded (points.jsonl; a last line cut short by a killed run is dropped)."""
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                out.append(Measurement.model_validate_json(line))
+            except ValueError:
+                continue
+    return out
+
+
+@contextmanager
+def _resume_hint(out: Path):
+    """On an interrupt, say how to go on (every finished point is already in points.jsonl)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; the finished points are recorded: perfmodel validate --resume {out}", file=sys.stderr, flush=True)
+        raise
+
+
+def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
+    """The planned points the run's points.jsonl does not hold yet, in plan order."""
+    done = {measurement_key(m) for m in _recorded(log)}
+    return [p for p in plan.points if p.key() not in done]
+
+
+def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None) -> int:
+    """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks and
+    writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
+    hold yet, appending each as it finishes, and writes raw.json and the report once all are recorded.
+    1 if any point failed."""
+    if resume is not None:  # the run is checked before the GPU is touched
+        out = Path(resume)
+        if not (out / "plan.json").is_file():
+            raise UserError(f"{out} holds no plan.json (not a shape run: --resume continues a perfmodel validate --shapes run)")
+        try:
+            plan = Plan.model_validate_json((out / "plan.json").read_text())
+        except ValueError as exc:
+            raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
+        if (out / "raw.json").exists():
+            raise UserError(f"{out} is complete (raw.json exists); nothing to resume")
+    gpu = Gpu()
+    if resume is not None:
+        if plan.environment.gpu_name != gpu.name:
+            raise UserError(f"{out} was measured on {plan.environment.gpu_name}; this GPU is {gpu.name}")
+    else:
+        shapes = select(which)
+        started = datetime.now(timezone.utc)
+        name = match_shipped(gpu.name, gpu.cc)
+        if name is None:
+            raise UserError(f"{gpu.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
+        out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-shapes-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
+        if out.exists():
+            raise UserError(f"{out} exists; results are never overwritten (choose another --out, or --resume it)")
+        out.mkdir(parents=True)
+        print("calibrating (microbenchmarks) ...")
+        (out / "calibration.toml").write_text(measured_toml(name, gpu.name, run_microbenchmarks(gpu)))
+        fig = Figures.load(name, out / "calibration.toml")
+        env = environment(gpu, name, started)
+        print(f"planning {len(shapes)} shapes (the model's top {SHAPE_TOP} and {SHAPE_RANDOM} random configurations each) ...")
+        pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True))
+        plan = Plan(shapes=which, seed=seed, environment=env, device_toml=device_toml(shipped_devices()[name]), points=pts)
+        (out / "plan.json").write_text(plan.model_dump_json(indent=1))
+    log = out / "points.jsonl"
+    todo = pending(plan, log)
+    print(f"{gpu.name}: {len(plan.points)} planned points, {len(plan.points) - len(todo)} recorded, {len(todo)} to measure -> {out}")
+    try:
+        sampler = NvmlSampler()
+    except Exception as exc:
+        print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
+        sampler = None
+    cfgs = {KernelConfig.make(p.kernel, **p.config).label(): KernelConfig.make(p.kernel, **p.config)
+            for p in todo if p.kernel != "cublas"}
+    cubins = compile_all(gpu, cfgs)
+    prob, failed, t0 = None, 0, datetime.now(timezone.utc)
+    with log.open("a") as f, _resume_hint(out):
+        for i, p in enumerate(todo, 1):
+            if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
+                prob = Problem(gpu, p.M, p.N, p.K)
+            cfg = None if p.kernel == "cublas" else KernelConfig.make(p.kernel, **p.config)
+            if cfg is not None and cubins.get(cfg.label()) is None:
+                m = Measurement(kernel=cfg.kernel, config=cfg.params(), group=p.group, M=p.M, N=p.N, K=p.K,
+                                verified=False, verification="error", error="compile failed")
+            else:
+                m = measure_point(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubin=cubins.get(cfg.label()) if cfg else None)
+            m = m.model_copy(update={"shape": p.shape})
+            f.write(m.model_dump_json() + "\n")
+            f.flush()
+            failed += not m.verified
+            res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification})"
+            el = (datetime.now(timezone.utc) - t0).total_seconds()
+            print(f"  [{i:4d}/{len(todo)}] {p.shape:28s} {p.group:8s} {'cublas' if cfg is None else cfg.label():60s} {res}  ({el:.0f} s)", flush=True)
+    recorded = {measurement_key(m): m for m in _recorded(log)}
+    if any(p.key() not in recorded for p in plan.points):
+        print(f"{sum(p.key() not in recorded for p in plan.points)} points still to measure: perfmodel validate --resume {out}")
+        return 1 if failed else 0
+    run = Run(environment=plan.environment, device_toml=plan.device_toml, measurements=[recorded[p.key()] for p in plan.points])
+    (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    fig = run_figures(out)
+    derived = write_derived(out, out, fig)
+    try:
+        from ..report.reports import write_report  # matplotlib
+
+        write_report(out, out, derived, fig.device)
+    except ImportError as exc:
+        print(f"warning: no plots ({exc})", file=sys.stderr)
+    s = derived["summary"]
+    print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %; results in {out}")
+    return 1 if failed or s["failed"] else 0
+
+

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..shapes import CLASSES as SHAPE_CLASSES
 from ..catalogue import kernel_ids  # noqa: E402
 
 BOUND_MARKERS = {"fma": "o", "issue": "s", "smem": "D", "l2": "^", "dram": "v", "local": "X", "latency": "P", "occupancy": "x", "fixed": "*"}
@@ -179,3 +180,26 @@ def ladder_bars(rows, out, title: str):
     fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, out)
+
+
+def error_by_flops(rows, out, title: str):
+    """A shape run's prediction error against the problem's size (FLOPs), coloured by corpus class."""
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    pts = [r for r in rows if r.get("error_pct") is not None and r.get("shape_class")]
+    cmap = plt.get_cmap("tab10")
+    for i, c in enumerate(SHAPE_CLASSES):
+        sel = [r for r in pts if r["shape_class"] == c]
+        if sel:
+            e = np.array([r["error_pct"] for r in sel])
+            ax.scatter([2.0 * r["M"] * r["N"] * r["K"] for r in sel], e, s=22, color=cmap(i), alpha=0.8, edgecolors="k",
+                       linewidths=0.3, label=f"{c} ({len(sel)}: MAPE {np.abs(e).mean():.1f} %, bias {e.mean():+.1f} %)")
+    ax.axhline(0, color="k", lw=1)
+    ax.axhspan(-10, 10, color="gray", alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_xlabel("problem size (FLOP = 2 M N K)")
+    ax.set_ylabel("prediction error (%; > 0 optimistic)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7.5, loc="best")
+    return _save(fig, out)
+

@@ -16,6 +16,10 @@ TERM_HELP = {
 }
 
 
+def _size(r) -> str:
+    return str(r["M"]) if r["M"] == r["N"] == r["K"] else f"{r['M']}x{r['N']}x{r['K']}"
+
+
 def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False) -> Path:
     run = load_run(run_dir)
     dev = device or run_device(run)
@@ -30,6 +34,10 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         title = (f"{env.gpu_name}: predicted ({s.get('figures', 'datasheet')} figures) vs measured  -  "
                  f"MAPE {fmt(s.get('mape_pct'))} %, Spearman {fmt(s.get('spearman_all'), '{:.3f}')} ({s['points']} points)")
         figs["scatter"] = plots.scatter(rows, out / f"scatter.{ext}", title)
+        if s.get("by_class"):  # a shape run: error by problem size and class; no square ladder or rooflines
+            figs["shapes"] = plots.error_by_flops(rows, out / f"shapes.{ext}",
+                                                  f"{env.gpu_name}: prediction error by problem size ({s.get('figures')} figures)")
+            continue
         if any(r["group"] == "ladder" and r.get("measured_gflops") for r in rows):
             figs["ladder"] = plots.ladder_bars(rows, out / f"ladder.{ext}", f"SGEMM ladder on {env.gpu_name} vs cuBLAS (FP32)")
         for size in sorted({r["M"] for r in rows if r["group"] == "ladder"}):
@@ -63,16 +71,20 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
     if warnings:
         L += ["**Warning: measured points above a ceiling** (the device figure or the model is wrong there):", ""]
         L += [f"- {w}" for w in warnings] + [""]
+    if s.get("by_class"):
+        L += ["## By shape class", "", "| class | points | MAPE | bias |", "|---|---|---|---|"]
+        L += [f"| {c} | {v['points']} | {v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |" for c, v in s["by_class"].items()]
+        L += [f"| all | {s['points']} | {fmt(s.get('mape_pct'))} % | {s['bias_pct']:+.1f} % |", "", "![shapes](shapes.png)", ""]
     L += ["## The ladder", "", "| kernel | size | measured GFLOPS (q10-q90) | predicted | error | % of cuBLAS | bound |",
           "|---|---|---|---|---|---|---|"]
     order = {k: i for i, k in enumerate(["cublas"] + kernel_ids())}
     for r in sorted([r for r in rows if r["group"] in ("ladder", "baseline")], key=lambda r: (r["M"], order.get(r["kernel"], 99))):
         if not r.get("measured_gflops"):
-            L.append(f"| {r['kernel']} | {r['M']} | FAILED: {r['verification']} | | | | |")
+            L.append(f"| {r['kernel']} | {_size(r)} | FAILED: {r['verification']} | | | | |")
             continue
         flops = 2.0 * r["M"] * r["N"] * r["K"]
         spread = f"{flops / r['q90_ms'] * 1e-6:,.0f}-{flops / r['q10_ms'] * 1e-6:,.0f}" if r.get("q10_ms") else ""
-        L.append(f"| {r['kernel']} | {r['M']} | {r['measured_gflops']:,.0f} ({spread}) | {fmt(r.get('predicted_gflops'), '{:,.0f}')} | "
+        L.append(f"| {r['kernel']} | {_size(r)} | {r['measured_gflops']:,.0f} ({spread}) | {fmt(r.get('predicted_gflops'), '{:,.0f}')} | "
                  f"{fmt(r.get('error_pct'), '{:+.1f}')} % | {fmt(r.get('pct_of_cublas'))} % | {r.get('bound', '')} |")
     L += ["", "![ladder](ladder.png)" if "ladder" in figs else "", "", "![scatter](scatter.png)", ""]
     L += [f"![roofline {k[9:]}]({Path(v).name})" for k, v in figs.items() if k.startswith("roofline")] + [""]
@@ -85,7 +97,7 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         cyc = r.get("cycles") or {}
         ranked = sorted(cyc.items(), key=lambda kv: -kv[1])
         runner = next((f"{k} ({v:,.0f})" for k, v in ranked if k != r["bound"]), "")
-        L.append(f"| {r['kernel']} | `{r['config']}` | {r['M']} | {r['measured_gflops']:,.0f} | {r['predicted_gflops']:,.0f} | "
+        L.append(f"| {r['kernel']} | `{r['config']}` | {_size(r)} | {r['measured_gflops']:,.0f} | {r['predicted_gflops']:,.0f} | "
                  f"{r['error_pct']:+.1f} % | {TERM_HELP.get(r['bound'], r['bound'])} | {runner} | {r['registers']} | {r['blocks_per_sm']} |")
     L += ncu_section(Path(run_dir), rows)
     failed = [r for r in rows if not r["verified"]]

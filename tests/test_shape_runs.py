@@ -1,0 +1,86 @@
+"""Shape runs on the CPU: the plan (deterministic, per shape cuBLAS + ladder + the model's top + random) and
+what `--resume` measures (the planned points not recorded yet; a line cut short by a kill is dropped)."""
+import json
+
+import pytest
+
+from perfmodel.catalogue import kernel_ids
+from perfmodel.measure import validate
+from perfmodel.measure.records import Environment, Measurement, Plan
+from perfmodel.model.figures import Figures
+from perfmodel.shapes import select
+
+ENV = Environment(gpu_name="NVIDIA H100 80GB HBM3", compute_capability="9.0", sm_count=132, l2_bytes=52428800,
+                  driver_version="x", cuda_driver_api="13.0", nvcc_version="x", pycuda_version="x",
+                  nvcc_flags=["-O3"], device_file="h100-sxm", hostname="x", started_utc="2026-11-23T00:00:00+00:00")
+
+
+@pytest.fixture(scope="module")
+def plan(monkeypatch_module):
+    monkeypatch_module.setattr(validate, "SHAPE_SASS", 0)  # the closed form's ranking: no compiles in this test
+    shapes = select("small")[:2] + select("skinny_m")[:1]
+    fig = Figures.load("h100-sxm")
+    pts = validate.shape_plan(fig, shapes, seed=3)
+    again = validate.shape_plan(fig, shapes, seed=3)
+    other = validate.shape_plan(fig, shapes, seed=4)
+    return shapes, pts, again, other
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_plan_per_shape_and_deterministic(plan):
+    shapes, pts, again, other = plan
+    assert pts == again and pts != other  # the seed picks the random ones, nothing else does
+    per = 1 + len(kernel_ids()) + validate.SHAPE_TOP + validate.SHAPE_RANDOM
+    assert len(pts) == per * len(shapes)
+    for sh in shapes:
+        mine = [p for p in pts if p.shape == sh.name]
+        assert {(p.M, p.N, p.K) for p in mine} == {(sh.M, sh.N, sh.K)}
+        assert [p.group for p in mine].count("baseline") == 1 and mine[0].kernel == "cublas"
+        keys = [p.key() for p in mine]
+        assert len(set(keys)) == len(keys)  # top and random never repeat the ladder or each other
+        assert sum(p.group == "top" for p in mine) == validate.SHAPE_TOP
+
+
+def test_resume_measures_what_is_not_recorded(plan, tmp_path):
+    _, pts, _, _ = plan
+    p = Plan(shapes="small", seed=3, environment=ENV, device_toml="", points=pts)
+    log = tmp_path / "points.jsonl"
+    assert validate.pending(p, log) == pts
+    lines = []
+    for q in pts[:5]:
+        m = Measurement(kernel=q.kernel, config=q.config, group=q.group, shape=q.shape, M=q.M, N=q.N, K=q.K,
+                        verified=True, verification="full", gflops_median=1.0)
+        lines.append(m.model_dump_json())
+    log.write_text("\n".join(lines) + "\n" + lines[0][: len(lines[0]) // 2])  # killed while writing a sixth
+    assert validate.pending(p, log) == pts[5:]
+    assert json.loads(lines[0])["shape"] == pts[0].shape
+
+
+def test_report_of_a_shape_run_has_classes_and_the_size_plot(tmp_path):
+    """The report path of a shape run, on a synthetic one: recorded H100 points (seed 10) relabelled as
+    corpus shapes (their sizes are not the shapes'; this checks the derived files, not the model)."""
+    from pathlib import Path
+
+    from perfmodel.analysis import load_run, write_derived
+    from perfmodel.model.figures import Figures
+    from perfmodel.report.reports import write_report
+
+    src = Path(__file__).resolve().parent.parent / "results" / "20261122-153912-h100-sxm-seed10"
+    if not src.exists():
+        pytest.skip("recorded run absent")
+    run = load_run(src)
+    names = [select("small")[0].name, select("ragged")[0].name]
+    ms = [m.model_copy(update={"shape": names[m.M == 2048]}) for m in run.measurements if m.M in (1024, 2048)]
+    rd = tmp_path / "run"
+    rd.mkdir()
+    (rd / "raw.json").write_text(run.model_copy(update={"measurements": ms}).model_dump_json())
+    derived = write_derived(rd, rd, Figures.load("h100-sxm"))
+    assert set(derived["summary"]["by_class"]) == {"small", "ragged"}
+    assert sum(v["points"] for v in derived["summary"]["by_class"].values()) == derived["summary"]["points"]
+    report = write_report(rd, rd, derived).read_text()
+    assert "## By shape class" in report and (rd / "shapes.png").exists() and not (rd / "ladder.png").exists()
