@@ -83,7 +83,7 @@ def run_facts(run: Run, run_dir: str | Path) -> RunFacts:
     return RunFacts(run, [Path(run_dir).resolve().parent])
 
 
-def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]:
+def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool = False) -> list[dict]:
     """One row per measurement: measured and predicted GFLOPS, error, bound, % of cuBLAS.
 
     The prediction uses the build facts of the binary that ran (facts.RunFacts: `run_facts(run, run_dir)`
@@ -91,10 +91,13 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]
     figures None: the run's device with datasheet figures."""
     fig = figures or Figures(run_device(run))
     rf = build_facts
+    cfgs = [KernelConfig.make(m.kernel, **m.config) for m in run.measurements if m.kernel != "cublas"]
+    if len(cfgs) > 8 and hasattr(rf, "prebuild"):  # build what the replay needs in parallel, not one at a time
+        rf.prebuild(cfgs)
     cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
     out = []
     for m in run.measurements:
-        r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape),
+        r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape), holdout=is_holdout(m.shape),
                  M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
                  verified=m.verified, verification=m.verification, registers=m.registers,
                  measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)))
@@ -112,7 +115,7 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts) -> list[dict]
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
-            if m.verified and m.gflops_median:
+            if m.verified and m.gflops_median and (holdout or not r["holdout"]):
                 r["error_pct"] = 100 * (p.gflops - m.gflops_median) / m.gflops_median
         out.append(r)
     return out
@@ -123,6 +126,11 @@ def shape_class(name: str | None) -> str | None:
     if not name:
         return None
     return next((s.cls for s in corpus() if s.name == name), None)
+
+
+def is_holdout(name: str | None) -> bool:
+    """Whether a shape run's shape is in the corpus hold-out (its points are not scored unless asked)."""
+    return bool(name) and any(s.holdout for s in corpus() if s.name == name)
 
 
 def summary(table: list[dict]) -> dict:
@@ -144,6 +152,8 @@ def summary(table: list[dict]) -> dict:
         s["by_class"] = {c: dict(points=len(e), mape_pct=float(np.mean(np.abs(e))), bias_pct=float(np.mean(e)))
                          for c, e in ((c, by_class[c]) for c in SHAPE_CLASSES if c in by_class)}
         s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
+        s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] != "cublas"
+                                    and r.get("error_pct") is None and r.get("measured_gflops"))
     sw = [r for r in pts if r["group"] == "sweep"]
     if sw:
         best_meas = max(sw, key=lambda r: r["measured_gflops"])
@@ -154,12 +164,12 @@ def summary(table: list[dict]) -> dict:
     return s
 
 
-FIELDS = ["kernel", "group", "shape", "shape_class", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",
+FIELDS = ["kernel", "group", "shape", "shape_class", "holdout", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",
           "limiter", "clock_MHz", "median_ms", "q10_ms", "q90_ms", "spread_pct", "measured_gflops", "predicted_gflops",
           "error_pct", "bound", "cublas_gflops", "pct_of_cublas", "verification"]
 
 
-def write_derived(run_dir: str | Path, out_dir: str | Path, figures: Figures | None = None) -> dict:
+def write_derived(run_dir: str | Path, out_dir: str | Path, figures: Figures | None = None, holdout: bool = False) -> dict:
     """summary.csv + summary.json into out_dir (created; never overwrites)."""
     run = load_run(run_dir)
     fig = figures or Figures(run_device(run))
@@ -168,7 +178,7 @@ def write_derived(run_dir: str | Path, out_dir: str | Path, figures: Figures | N
     for name in ("summary.csv", "summary.json"):
         if (out / name).exists():
             raise UserError(f"{out / name} exists; results are never overwritten")
-    table = rows(run, fig, run_facts(run, run_dir))
+    table = rows(run, fig, run_facts(run, run_dir), holdout=holdout)
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         w.writeheader()

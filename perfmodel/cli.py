@@ -169,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results_dir")
     rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
     rp.add_argument("--svg", action="store_true", help="also write SVG figures")
+    rp.add_argument("--holdout", action="store_true",
+                    help="shape runs: score the corpus hold-out too (it is left out otherwise; score it once, at the end)")
     rp.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
     rp.add_argument("--figures", choices=["auto", "datasheet", "generation", "measured"], default="auto",
                     help="device figures: auto = the run's calibration.toml if it has one (default); generation = "

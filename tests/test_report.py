@@ -10,7 +10,8 @@ from perfmodel.catalogue import kernel_ids
 from perfmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = sorted(p.parent for p in (ROOT / "results").glob("*/raw.json") if not p.parent.name.endswith("-quick") and "-tune" not in p.parent.name)
+RUNS = sorted(p.parent for p in (ROOT / "results").glob("*-h100-sxm*/raw.json")  # square H100 validate runs
+              if not any(x in p.parent.name for x in ("-quick", "-tune", "-shapes")))
 CALIB = [p for p in [ROOT / "results" / "reference-calibration-h100-sxm.toml"] if p.exists()]
 
 

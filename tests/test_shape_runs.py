@@ -74,13 +74,37 @@ def test_report_of_a_shape_run_has_classes_and_the_size_plot(tmp_path):
     if not src.exists():
         pytest.skip("recorded run absent")
     run = load_run(src)
-    names = [select("small")[0].name, select("ragged")[0].name]
+    names = [select("small", holdout=False)[0].name, select("ragged", holdout=False)[0].name]
     ms = [m.model_copy(update={"shape": names[m.M == 2048]}) for m in run.measurements if m.M in (1024, 2048)]
     rd = tmp_path / "run"
     rd.mkdir()
+    for a in src.parent.glob("sass-programs-*.json.xz"):  # the loop programs beside the runs: no compiler
+        (tmp_path / a.name).symlink_to(a)
     (rd / "raw.json").write_text(run.model_copy(update={"measurements": ms}).model_dump_json())
     derived = write_derived(rd, rd, Figures.load("h100-sxm"))
     assert set(derived["summary"]["by_class"]) == {"small", "ragged"}
     assert sum(v["points"] for v in derived["summary"]["by_class"].values()) == derived["summary"]["points"]
     report = write_report(rd, rd, derived).read_text()
     assert "## By shape class" in report and (rd / "shapes.png").exists() and not (rd / "ladder.png").exists()
+
+
+def test_holdout_points_are_not_scored_unless_asked(tmp_path):
+    from pathlib import Path
+
+    from perfmodel.analysis import load_run, rows, run_facts, summary
+
+    src = Path(__file__).resolve().parent.parent / "results" / "20261122-153912-h100-sxm-seed10"
+    if not src.exists():
+        pytest.skip("recorded run absent")
+    run = load_run(src)
+    held, kept = select("small", holdout=True)[0].name, select("small", holdout=False)[0].name
+    ms = [m.model_copy(update={"shape": held if m.M == 1024 else kept}) for m in run.measurements if m.M in (1024, 2048)]
+    syn = run.model_copy(update={"measurements": ms})
+    fig = Figures.load("h100-sxm")
+    plain = rows(syn, fig, run_facts(syn, src))
+    assert all(r.get("error_pct") is None for r in plain if r["shape"] == held)
+    assert any(r.get("error_pct") is not None for r in plain if r["shape"] == kept)
+    s = summary(plain)
+    assert s["holdout_unscored"] == sum(1 for m in ms if m.M == 1024 and m.verified and m.kernel != "cublas")
+    full = rows(syn, fig, run_facts(syn, src), holdout=True)
+    assert summary(full)["points"] > s["points"]

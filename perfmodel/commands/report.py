@@ -54,7 +54,7 @@ def report(a) -> int:
     out = Path(a.out) if a.out else Path(a.results_dir) / f"derived-{stamp}-{fig.kind}"
     if out.exists():
         raise UserError(f"{out} exists; derived results are never overwritten")
-    derived = write_derived(a.results_dir, out, fig)
+    derived = write_derived(a.results_dir, out, fig, holdout=a.holdout)
     path = write_report(a.results_dir, out, derived, fig.device, svg=a.svg)
     s = derived["summary"]
     print(f"wrote {path} (MAPE {s['mape_pct']:.1f} %, Spearman {s.get('spearman_all', float('nan')):.3f}, "

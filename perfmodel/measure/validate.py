@@ -249,7 +249,9 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         except ValueError as exc:
             raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
         if (out / "raw.json").exists():
-            raise UserError(f"{out} is complete (raw.json exists); nothing to resume")
+            if (out / "summary.json").exists():
+                raise UserError(f"{out} is complete (raw.json and its report exist); nothing to resume")
+            return _finish(out)  # every point is recorded; the report was cut short: no GPU needed
     gpu = Gpu()
     if resume is not None:
         if plan.environment.gpu_name != gpu.name:
@@ -307,6 +309,12 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         return 1 if failed else 0
     run = Run(environment=plan.environment, device_toml=plan.device_toml, measurements=[recorded[p.key()] for p in plan.points])
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    return _finish(out, failed)
+
+
+def _finish(out: Path, failed: int = 0) -> int:
+    """summary.*, report.md and the plots of a shape run whose raw.json is written (with its own calibration)."""
+    print(f"replaying {out} for its report ...", flush=True)
     fig = run_figures(out)
     derived = write_derived(out, out, fig)
     try:

@@ -74,7 +74,11 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
     if s.get("by_class"):
         L += ["## By shape class", "", "| class | points | MAPE | bias |", "|---|---|---|---|"]
         L += [f"| {c} | {v['points']} | {v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |" for c, v in s["by_class"].items()]
-        L += [f"| all | {s['points']} | {fmt(s.get('mape_pct'))} % | {s['bias_pct']:+.1f} % |", "", "![shapes](shapes.png)", ""]
+        L += [f"| all | {s['points']} | {fmt(s.get('mape_pct'))} % | {s['bias_pct']:+.1f} % |", ""]
+        if s.get("holdout_unscored"):
+            L += [f"{s['holdout_unscored']} measured points of the corpus hold-out (shapes/corpus.toml) are not scored here "
+                  f"(`perfmodel report RUN --holdout` scores them too).", ""]
+        L += ["![shapes](shapes.png)", ""]
     L += ["## The ladder", "", "| kernel | size | measured GFLOPS (q10-q90) | predicted | error | % of cuBLAS | bound |",
           "|---|---|---|---|---|---|---|"]
     order = {k: i for i, k in enumerate(["cublas"] + kernel_ids())}
