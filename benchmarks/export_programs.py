@@ -4,8 +4,9 @@ runs, so that replays (tests, report, accuracy) need no nvcc (CPU; nvcc, nvdisas
 Runs made with today's kernel sources are built here; a run made with older sources is rebuilt with
 the kernels and build code of the commit whose kernels/ hash to the run's kernel_sources_sha256 (in a
 temporary worktree, same nvcc flags as recorded), so its programs are those of the binaries that ran.
-Keys: measure.sass.archive_key (sources, flags, config). Never overwrites.
-    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz"""
+Keys: measure.sass.archive_key (sources, flags, config). Never overwrites. With `--today-only`, only the
+builds of today's sources that no archive under results/ holds yet (a new file beside the older ones).
+    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only]"""
 import hashlib
 import json
 import os
@@ -65,6 +66,7 @@ def build_old(commit: str, configs: list) -> list:
 
 def main():
     today = sources_sha256()
+    today_only = "--today-only" in sys.argv[2:]
     by_sources: dict[tuple, dict] = {}
     for raw in sorted((ROOT / "results").glob("*/raw.json")):
         r = json.loads(raw.read_text())
@@ -80,8 +82,14 @@ def main():
         items = list(cfgs.values())
         kcfgs = [KernelConfig.make(k, **p) for k, p in items]
         if sha == today:
+            if today_only:  # what the archives under results/ already hold is not written again
+                held = sass.ProgramArchive([ROOT / "results"])
+                kcfgs = [c for c in kcfgs if held.program(archive_key(sha, flags, c)) is None]
+                items = [(c.kernel, c.params()) for c in kcfgs]
             progs = [(sass_facts(c, "9.0") or {}).get("loop_program") for c in kcfgs]
             src = "today's sources"
+        elif today_only:
+            continue
         else:
             commit = commit_with_sources(sha)
             if commit is None:
