@@ -121,16 +121,21 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
     return out
 
 
+def _shape(name: str | None):
+    """The corpus shape a shape run's point was measured for (None for square runs and unknown names)."""
+    return next((s for s in corpus() if s.name == name), None) if name else None
+
+
 def shape_class(name: str | None) -> str | None:
     """The corpus class of a shape run's shape (None for square runs and unknown names)."""
-    if not name:
-        return None
-    return next((s.cls for s in corpus() if s.name == name), None)
+    sh = _shape(name)
+    return sh.cls if sh else None
 
 
 def is_holdout(name: str | None) -> bool:
     """Whether a shape run's shape is in the corpus hold-out (its points are not scored unless asked)."""
-    return bool(name) and any(s.holdout for s in corpus() if s.name == name)
+    sh = _shape(name)
+    return bool(sh and sh.holdout)
 
 
 def summary(table: list[dict]) -> dict:

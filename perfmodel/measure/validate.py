@@ -98,6 +98,28 @@ def environment(gpu, device_file: str, started, driver: str | None = None) -> En
                        hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=build.sources_sha256())
 
 
+def _measure(gpu, prob, cfg, group: str, sampler, warm: float, rep: float, cubins: dict) -> Measurement:
+    """measure_point with the cubin compile_all built; a configuration that did not compile is a failed point."""
+    cub = cubins.get(cfg.label()) if cfg else None
+    if cfg is not None and cub is None:
+        return Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=prob.M, N=prob.N, K=prob.K,
+                           verified=False, verification="error", error="compile failed")
+    return measure_point(gpu, prob, cfg, group, sampler, warm, rep, cubin=cub)
+
+
+def _derive(out: Path) -> dict:
+    """summary.*, report.md and the plots of a run whose raw.json is written, with its own calibration."""
+    fig = run_figures(out)
+    derived = write_derived(out, out, fig)
+    try:
+        from ..report.reports import write_report  # matplotlib
+
+        write_report(out, out, derived, fig.device)
+    except ImportError as exc:
+        print(f"warning: no plots ({exc})", file=sys.stderr)
+    return derived
+
+
 def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{v % 1000 // 10}"
 
@@ -142,12 +164,7 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
         if s not in probs:
             probs.clear()
             probs[s] = Problem(gpu, s, s, s)
-        cub = cubins.get(cfg.label()) if cfg else None
-        if cfg is not None and cub is None:
-            m = Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=s, N=s, K=s, verified=False,
-                            verification="error", error="compile failed")
-        else:
-            m = measure_point(gpu, probs[s], cfg, group, sampler, warm, rep, cubin=cub)
+        m = _measure(gpu, probs[s], cfg, group, sampler, warm, rep, cubins)
         measurements.append(m)
         failed += not m.verified
         label = "cublas" if cfg is None else cfg.label()
@@ -160,14 +177,7 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
         print("profiling the ladder with ncu ...")
         probs.clear()
         run_ncu(out)
-    fig = run_figures(out)
-    derived = write_derived(out, out, fig)
-    try:
-        from ..report.reports import write_report  # matplotlib
-
-        write_report(out, out, derived, fig.device)
-    except ImportError as exc:
-        print(f"warning: no plots ({exc})", file=sys.stderr)
+    derived = _derive(out)
     s = derived["summary"]
     print(f"\n{'kernel':20} {'size':>5} {'measured':>10} {'predicted':>10} {'err%':>7} {'%cuBLAS':>8}  bound")
     for r in derived["rows"]:
@@ -229,6 +239,11 @@ def _resume_hint(out: Path):
         raise
 
 
+def _config(p: PlannedPoint):
+    """The configuration of a planned point (None for the cuBLAS baseline)."""
+    return None if p.kernel == "cublas" else KernelConfig.make(p.kernel, **p.config)
+
+
 def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
     """The planned points the run's points.jsonl does not hold yet, in plan order."""
     done = {measurement_key(m) for m in _recorded(log)}
@@ -282,21 +297,14 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
     except Exception as exc:
         print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
         sampler = None
-    cfgs = {KernelConfig.make(p.kernel, **p.config).label(): KernelConfig.make(p.kernel, **p.config)
-            for p in todo if p.kernel != "cublas"}
-    cubins = compile_all(gpu, cfgs)
+    cubins = compile_all(gpu, {c.label(): c for c in map(_config, todo) if c is not None})
     prob, failed, t0 = None, 0, datetime.now(timezone.utc)
     with log.open("a") as f, _resume_hint(out):
         for i, p in enumerate(todo, 1):
             if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
                 prob = Problem(gpu, p.M, p.N, p.K)
-            cfg = None if p.kernel == "cublas" else KernelConfig.make(p.kernel, **p.config)
-            if cfg is not None and cubins.get(cfg.label()) is None:
-                m = Measurement(kernel=cfg.kernel, config=cfg.params(), group=p.group, M=p.M, N=p.N, K=p.K,
-                                verified=False, verification="error", error="compile failed")
-            else:
-                m = measure_point(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubin=cubins.get(cfg.label()) if cfg else None)
-            m = m.model_copy(update={"shape": p.shape})
+            cfg = _config(p)
+            m = _measure(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubins).model_copy(update={"shape": p.shape})
             f.write(m.model_dump_json() + "\n")
             f.flush()
             failed += not m.verified
@@ -315,15 +323,7 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
 def _finish(out: Path, failed: int = 0) -> int:
     """summary.*, report.md and the plots of a shape run whose raw.json is written (with its own calibration)."""
     print(f"replaying {out} for its report ...", flush=True)
-    fig = run_figures(out)
-    derived = write_derived(out, out, fig)
-    try:
-        from ..report.reports import write_report  # matplotlib
-
-        write_report(out, out, derived, fig.device)
-    except ImportError as exc:
-        print(f"warning: no plots ({exc})", file=sys.stderr)
-    s = derived["summary"]
+    s = _derive(out)["summary"]
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %; results in {out}")
     return 1 if failed or s["failed"] else 0
 
