@@ -36,17 +36,28 @@ def _build(tc, kernel, arch):
 
 @needs_nvcc
 @needs_wheels
-def test_wheels_build_the_cubin_nvcc_builds():
-    """Every default kernel on sm_75/80/90: byte-identical cubins, so identical registers, spills and SASS."""
+def test_wheels_build_a_cubin_nvcc_builds():
+    """Every default kernel on sm_75/80/90: the wheels' cubin is one nvcc builds, so registers, spills
+    and SASS are nvcc's. cicc (nvcc's own too) depends on where its memory lands: now and then the same
+    source gives another PTX, rarely another cubin (benchmarks/cicc_variation.py). A pair that differs
+    is rebuilt on both sides, up to 3 more times each, and must then share a cubin."""
     nvcc = toolchain.Toolchain("nvcc", "local", (toolchain.find_nvcc(),))
     jobs = [(k, a) for k in kernel_ids() for a in (75, 80, 90)]
     with ThreadPoolExecutor(2) as ex:
         a = list(ex.map(lambda j: _build(nvcc, *j), jobs))
         b = list(ex.map(lambda j: _build(WHEELS, *j), jobs))
-    differ = [j for j, x, y in zip(jobs, a, b) if x[0] != y[0]]
-    assert not differ, differ
-    for (x, y) in zip(a, b):
-        assert toolchain.resource_usage(x[1]) == toolchain.resource_usage(y[1])
+    for job, x, y in zip(jobs, a, b):
+        seen_n, seen_w = {x[0]: x[1]}, {y[0]: y[1]}
+        for _ in range(3):
+            if seen_n.keys() & seen_w.keys():
+                break
+            for tc, seen in ((nvcc, seen_n), (WHEELS, seen_w)):
+                cubin, log = _build(tc, *job)
+                seen[cubin] = log
+        common = seen_n.keys() & seen_w.keys()
+        assert common, f"{job}: {len(seen_n)} nvcc and {len(seen_w)} wheel cubins, none shared"
+        cubin = next(iter(common))
+        assert toolchain.resource_usage(seen_n[cubin]) == toolchain.resource_usage(seen_w[cubin])
 
 
 @needs_wheels

@@ -9,8 +9,9 @@ measurement path builds: nvcc 13.0 with NVCC_FLAGS. In order of preference:
 2. `cicc+ptxas`: the same front end (cicc) and assembler (ptxas) that nvcc 13.0.88 runs, from NVIDIA's
    wheels (`nvidia-nvvm`, `nvidia-cuda-nvcc`, `nvidia-cuda-crt`, `nvidia-cuda-runtime`, all 13.0.88;
    the `sass` extra), sm_75 and newer. cicc preprocesses the kernel itself (CUDA's headers in their
-   runtime-compilation mode, measure/cicc_prelude.h), so no host compiler is needed; its PTX, and so the
-   cubin, is byte-identical to nvcc's (tests/test_toolchain.py).
+   runtime-compilation mode, measure/cicc_prelude.h), so no host compiler is needed; its cubin is one nvcc
+   builds (tests/test_toolchain.py; cicc, nvcc's too, varies from run to run now and then:
+   docs/compiler-facts.md).
 3. `NVRTC`: NVIDIA's runtime compiler, CUDA 12.9 (`nvidia-cuda-nvrtc-cu12`), for sm_50 to sm_72, which
    CUDA 13 no longer targets. Its front end is not nvcc's (64-bit shared-memory pointers): on sm_75-90,
    NVRTC's registers differ from nvcc's for about half the default kernels (docs/compiler-facts.md).
