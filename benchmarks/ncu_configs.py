@@ -1,6 +1,8 @@
 """Launch chosen configurations once at 4096^3 for ncu (GPU only). Prints 'kernel LABEL' before each.
    ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py [top10]
-   top10: the model's top ten of the first four tuning runs (all double_buffer)"""
+   top10: the model's top ten of the first four tuning runs (all double_buffer)
+   subwave: the default double_buffer, tiled_2d_float4 and warp_tiled at M = BM, N = BN x nb, K = 8192 for
+   nb = 66 (half the H100's SMs hold one block) and nb = 528 (four per SM): what one block per SM lacks"""
 import sys
 
 from perfmodel import KernelConfig
@@ -18,8 +20,19 @@ TOP10 = [("double_buffer", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for bm, bn, b
     (64, 256, 16, 16), (128, 128, 16, 16), (256, 128, 8, 16), (128, 128, 8, 16), (64, 256, 8, 16))]
 if sys.argv[1:] == ["top10"]:
     CONFIGS = TOP10
-S = 4096
 gpu = Gpu()
+if sys.argv[1:] == ["subwave"]:
+    for k in ("double_buffer", "tiled_2d_float4", "warp_tiled"):
+        cfg = KernelConfig.make(k)
+        fn = gpu.function(cfg)
+        for nb in (66, 528):
+            M, N, K = cfg.bm, cfg.bn * nb, 8192
+            prob = Problem(gpu, M, N, K)
+            print(f"kernel {cfg.label().replace(' ', '')} blocks={nb} regs={fn.num_regs}", flush=True)
+            gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+            gpu.sync()
+    sys.exit(0)
+S = 4096
 prob = Problem(gpu, S, S, S)
 for k, p in CONFIGS:
     cfg = KernelConfig.make(k, **p)
