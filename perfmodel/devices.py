@@ -41,6 +41,10 @@ class Latency(_Strict):
     l1_latency_cycles: PositiveFloat
     smem_latency_cycles: PositiveFloat
     fma_latency_cycles: PositiveFloat
+    # from the start event to the end event of a launch that does no work, timed as validate times a
+    # kernel (L2 flushed before, one event pair around the launch): what every timed kernel pays
+    # besides its blocks' work. None where nobody measured it for this generation (counted as 0).
+    launch_overhead_us: Optional[PositiveFloat] = None
 
 
 class Limits(_Strict):
@@ -117,7 +121,8 @@ class DeviceSpec(_Strict):
         """Dotted names of every figure in the file (what `sources` must cover)."""
         names = ["datasheet_peak_fp32_GFLOPS"] if self.datasheet_peak_fp32_GFLOPS else []
         for section in ("compute", "memory", "latency", "limits"):
-            names += [f"{section}.{f}" for f in type(getattr(self, section)).model_fields]
+            part = getattr(self, section)
+            names += [f"{section}.{f}" for f in type(part).model_fields if getattr(part, f) is not None]
         return names
 
     def source_of(self, figure: str) -> str | None:
@@ -154,7 +159,7 @@ class DeviceSpec(_Strict):
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm"),
-                   "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles")}
+                   "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds
 GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma_outer_GFLOPS_by_warps_per_sm",

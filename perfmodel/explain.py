@@ -63,6 +63,8 @@ def render(p: Prediction) -> str:
              f"store and barrier)" if p.scheduled_compute_cycles is None else
              f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
              f"global latency, {via})")
+    L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
+             if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation)")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")

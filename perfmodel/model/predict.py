@@ -419,7 +419,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     t_full, t_tail = c.cycles.max(axis=0), c.cycles_tail.max(axis=0)
     prologue = t.mem_latency + 2 * device.latency.smem_latency_cycles  # first tile of each wave has nothing to overlap
     total_cycles = t.ktiles * (w.full_waves * t_full + (w.tail > 0) * t_tail) + w.n_waves * prologue
-    time_s = total_cycles / hz
+    launch_s = launch_overhead_s(device)
+    time_s = total_cycles / hz + launch_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
     bound = c.cycles.argmax(axis=0)
     # 'latency' = issue work + exposed latency; name it only when the exposed part matters (>= 10 %)
@@ -429,11 +430,24 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     # a near-empty problem: the waves' first loads take most of the time, or most of the tile work
     # computed lies beyond the problem (padding of partial tiles): fixed costs, not a pipe, bound it
     useful = t.flops / np.maximum(2.0 * t.blocks * t.ktiles * r.bm * r.bn * r.bk, 1.0)
-    fixed = (w.n_waves * prologue >= 0.5 * total_cycles) | (useful < 0.5)
+    fixed = (w.n_waves * prologue + launch_s * hz >= 0.5 * (total_cycles + launch_s * hz)) | (useful < 0.5)
     bound = np.where(fixed, BOUNDS.index("fixed"), bound)
     return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
                            local=loc, waves=w, compute=c)
+
+
+def launch_overhead_s(device: DeviceSpec) -> float:
+    """What a timed launch costs besides its blocks' work: from the start event to the end event of a
+    kernel that does nothing (the GPU front end takes the launch, dispatches the grid, and the end
+    event waits for the grid to retire), measured as validate times a kernel. A constant of the GPU
+    and its timing method, not of the kernel: it bounds small problems (3.71 us on the H100 is the
+    whole time of a 128^3 SGEMM at 1.1 TFLOPS). Dispatching blocks adds about 0.6 ns per block on the
+    H100 (3.71 us at 1 block, 8.80 us at 8,448: results/archive/fixed-costs-20261123-h100-sxm.txt);
+    that overlaps the blocks' work and is not counted. 0 where the device's generation has no
+    measurement."""
+    us = device.latency.launch_overhead_us
+    return 0.0 if us is None else us * 1e-6
 
 
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device) -> np.ndarray:
@@ -541,6 +555,7 @@ class Prediction(_M):
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
+    launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -637,6 +652,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         pipe_overlap=float(c.overlap[k]),
         load_phase_share=None if np.isnan(lps) else lps,
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
+        launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason)
 

@@ -1,0 +1,62 @@
+"""The launch term: a measured constant of the generation (sm_90: an empty kernel timed as validate times
+a kernel), added to every predicted time, and what it does to the recorded small shapes."""
+import numpy as np
+
+from perfmodel import KernelConfig, load_device
+from perfmodel import analysis
+from perfmodel.cli import main
+from perfmodel.model.figures import Figures
+from perfmodel.model.predict import launch_overhead_s, predict
+
+SHAPE_RUN = "results/20261123-185325-h100-sxm-shapes-all"
+
+
+def _without_launch(dev):
+    return dev.model_copy(update=dict(latency=dev.latency.model_copy(update=dict(launch_overhead_us=None))))
+
+
+def test_hopper_devices_take_the_measured_launch_cost_others_none():
+    for name in ("h100-sxm", "h200"):
+        dev = load_device(name)
+        assert dev.latency.launch_overhead_us == 3.71
+        assert "fixed_costs.py" in dev.source_of("latency.launch_overhead_us")
+    for name in ("rtx2070s", "v100", "gtx1060m", "a100"):
+        assert load_device(name).latency.launch_overhead_us is None
+        assert launch_overhead_s(load_device(name)) == 0.0
+
+
+def test_the_launch_cost_is_added_once_whatever_the_problem():
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("double_buffer")
+    for size in (128, 1024, 4096):
+        a = predict(dev, cfg, size, registers=128)
+        b = predict(_without_launch(dev), cfg, size, registers=128)
+        assert np.isclose(a.time_s - b.time_s, 3.71e-6, rtol=1e-9, atol=0)
+        assert a.launch_overhead_us == 3.71 and b.launch_overhead_us == 0.0
+
+
+def test_predict_says_whether_the_launch_is_counted(capsys):
+    assert main(["predict", "--device", "h100-sxm", "--size", "256"]) == 0
+    assert "Launch: 3.71 us" in capsys.readouterr().out
+    assert main(["predict", "--device", "rtx2070s", "--size", "256"]) == 0
+    assert "Launch: not counted" in capsys.readouterr().out
+
+
+def test_the_launch_term_on_the_recorded_small_shapes():
+    """The small class of the recorded H100 shape run (128-768 cubed, hold-out left out): before the
+    term the model was 36 % optimistic on average; with the measured 3.71 us its error must fall, and
+    it must not overshoot into pessimism."""
+    run = analysis.load_run(SHAPE_RUN)
+    small = [m for m in run.measurements if analysis.shape_class(m.shape) == "small" and not analysis.is_holdout(m.shape)]
+    run = run.model_copy(update=dict(measurements=small))
+    facts = analysis.run_facts(run, SHAPE_RUN)
+    fig = analysis.run_figures(SHAPE_RUN)
+    plain = Figures(_without_launch(fig.device), calibrated=True)
+
+    def errors(f):
+        return np.array([r["error_pct"] for r in analysis.rows(run, f, facts) if r.get("error_pct") is not None])
+
+    with_term, without = errors(fig), errors(plain)
+    assert len(with_term) == len(without) == 88
+    assert np.abs(with_term).mean() < 0.7 * np.abs(without).mean()
+    assert 0 < with_term.mean() < without.mean()
