@@ -6,7 +6,9 @@ the kernels and build code of the commit whose kernels/ hash to the run's kernel
 temporary worktree, same nvcc flags as recorded), so its programs are those of the binaries that ran.
 Keys: measure.sass.archive_key (sources, flags, config). Never overwrites. With `--today-only`, only the
 builds of today's sources that no archive under results/ holds yet (a new file beside the older ones).
-    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only]"""
+With `--edge`, the edge-body loop programs (keys: measure.sass.edge_archive_key) of the points of
+today's sources that have blocks on a ragged edge (model.terms.edge_blocks), which no archive holds yet.
+    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge]"""
 import hashlib
 import json
 import os
@@ -15,14 +17,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from perfmodel.catalogue import KernelConfig
+from perfmodel.catalogue import KernelConfig, edge_blocks
 from perfmodel.measure import sass
 from perfmodel.measure.sass import archive_key, sass_facts, write_program_archive
 from perfmodel.measure.build import sources_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_BUILD = """import json, sys
-from perfmodel.catalogue import KernelConfig
+from perfmodel.catalogue import KernelConfig, edge_blocks
 from perfmodel.measure.build import compile_cubin
 for kernel, params in json.loads(sys.stdin.read()):
     print(compile_cubin(KernelConfig.make(kernel, **params), "9.0"))
@@ -64,7 +66,36 @@ def build_old(commit: str, configs: list) -> list:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(wt)], capture_output=True)
 
 
+def edge_main():
+    """--edge: the edge-body loops of today's-source points with edge blocks."""
+    today = sources_sha256()
+    held = sass.ProgramArchive([ROOT / "results"])
+    cfgs: dict[str, tuple] = {}
+    for raw in sorted((ROOT / "results").glob("*/raw.json")):
+        r = json.loads(raw.read_text())
+        env = r["environment"]
+        if env["compute_capability"] != "9.0" or env.get("kernel_sources_sha256") != today:
+            continue
+        for m in r["measurements"]:
+            if m["kernel"] == "cublas":
+                continue
+            c = KernelConfig.make(m["kernel"], **m["config"])
+            key = sass.edge_archive_key(today, env["nvcc_flags"], c)
+            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and held.program(key) is None:
+                cfgs[key] = c
+    programs = {}
+    for i, (key, c) in enumerate(cfgs.items(), 1):
+        p = (sass_facts(c, "9.0") or {}).get("edge_loop_program")
+        if p:
+            programs[key] = p
+        print(f"\r  {i}/{len(cfgs)} builds", end="", flush=True)
+    n = write_program_archive(programs, sys.argv[1])
+    print(f"\n{n} edge-body loops of {len(cfgs)} builds archived in {sys.argv[1]}")
+
+
 def main():
+    if "--edge" in sys.argv[2:]:
+        return edge_main()
     today = sources_sha256()
     today_only = "--today-only" in sys.argv[2:]
     by_sources: dict[tuple, dict] = {}

@@ -7,6 +7,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Literal, Optional
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .errors import UserError
@@ -280,3 +281,16 @@ def enumerate_configs(device, kernels=None):
             else:
                 valid.append(probe.config())
     return valid, why, total
+
+
+def edge_blocks(M, N, K, bm, bn, bk):
+    """(blocks, edge blocks): the blocks that take the guarded out-of-line edge body
+    (kernels/common.cuh, interior()): all of them when K is not a multiple of bk, K or N not of 4 (the
+    float4 rows), or an operand has 2^31 elements or more; otherwise those on the ragged last block row
+    and column (not wholly inside C)."""
+    M, N, K = (np.asarray(x, dtype=float) for x in (M, N, K))
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    blocks = gy * gx
+    big = 2.0 ** 31
+    guarded = (np.mod(K, bk) != 0) | (np.mod(K, 4) != 0) | (np.mod(N, 4) != 0) | (M * K >= big) | (K * N >= big) | (M * N >= big)
+    return blocks, np.where(guarded, blocks, blocks - np.floor(M / bm) * np.floor(N / bn))

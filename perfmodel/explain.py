@@ -63,6 +63,11 @@ def render(p: Prediction) -> str:
              f"store and barrier)" if p.scheduled_compute_cycles is None else
              f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
              f"global latency, {via})")
+    if p.edge_blocks:
+        L.append(f"Edge: {p.edge_blocks:,} of {p.waves.blocks:,} blocks lie on a ragged edge and run the guarded edge body: "
+                 + (f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave (its loop and the k-tile loop "
+                    f"replayed with their global loads' latency)" if p.edge_extra_cycles_per_tile is not None
+                    else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
              if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation)")
     L.append("")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .catalogue import KernelConfig
+from .catalogue import KernelConfig, edge_blocks
 from .measure import build, sass, toolchain
 from .measure.records import Measurement, Run
 
@@ -33,7 +33,9 @@ class BuildFacts:
     registers: registers per thread; local_bytes: the local frame per thread (spills); prefetch: the
     share of a double-buffered loop's FFMAs issued after the next tile's loads (None: as the source
     intends, 1); local_tile_bytes: local bytes one thread moves per k-tile (None: from the frame size);
-    program: the k-tile loop as a dependency program (measure.sass.loop_program; None: closed form).
+    program: the k-tile loop as a dependency program (measure.sass.loop_program; None: closed form);
+    edge_program: the same for the out-of-line edge body the blocks on a ragged edge run (None: edge
+    blocks are predicted as interior ones).
     The *_source strings say where each fact came from and are shown to the user."""
 
     registers: Optional[int] = None
@@ -43,6 +45,7 @@ class BuildFacts:
     prefetch_source: str = "source"
     local_tile_bytes: Optional[float] = None
     program: Optional[dict] = None
+    edge_program: Optional[dict] = None
     origin: str = "estimate"  # estimate | given | compiler | recorded run
 
 
@@ -69,7 +72,8 @@ def compiled(cfg: KernelConfig, compute_capability: str) -> Optional[BuildFacts]
         pf_src = f"source; no SASS: {sass.missing(compute_capability)}"
     return BuildFacts(registers=bi["registers"], registers_source=f"{bi['toolchain']}, {bi['arch']} (spills {bi['spill_stores']} B)",
                       local_bytes=bi["local_bytes"], prefetch=prefetch, prefetch_source=pf_src,
-                      local_tile_bytes=bi["local_tile_bytes"], program=bi["program"], origin="compiler")
+                      local_tile_bytes=bi["local_tile_bytes"], program=bi["program"], edge_program=bi.get("edge_program"),
+                      origin="compiler")
 
 
 def for_config(cfg: KernelConfig, compute_capability: str, estimate: bool = False) -> BuildFacts:
@@ -166,9 +170,23 @@ class RunFacts:
         facts = self._today(cfg)
         return None if facts is None else facts.get("loop_program")
 
+    def edge_program(self, cfg: KernelConfig) -> Optional[dict]:
+        """The edge body's loop of the binary the run built for cfg: archived, else today's same-source build."""
+        if not cfg.spec.uses_smem:
+            return None
+        env = self.run.environment
+        if env.kernel_sources_sha256:
+            prog = self.archive.program(sass.edge_archive_key(env.kernel_sources_sha256, env.nvcc_flags, cfg))
+            if prog is not None:
+                return prog
+        facts = self._today(cfg)
+        return None if facts is None else facts.get("edge_loop_program")
+
     def for_measurement(self, m: Measurement, cfg: KernelConfig) -> BuildFacts:
-        """The facts of the binary that ran for point m."""
+        """The facts of the binary that ran for point m (the edge body's loop only where m has edge blocks)."""
         program = self.program(cfg)
+        has_edge = cfg.spec.uses_smem and edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk)[1] > 0
+        edge_program = self.edge_program(cfg) if has_edge else None
         prefetch, pf_src = None, "source"
         if cfg.spec.buffers == 2:
             if m.prefetch_fraction is not None:
@@ -187,5 +205,5 @@ class RunFacts:
             local_tile = sass.local_bytes_per_tile(counts, cfg)
         return BuildFacts(registers=m.registers, registers_source="binary that ran" if m.registers else ESTIMATE,
                           local_bytes=m.spill_bytes or 0, prefetch=prefetch, prefetch_source=pf_src,
-                          local_tile_bytes=local_tile, program=program,
+                          local_tile_bytes=local_tile, program=program, edge_program=edge_program,
                           origin="recorded run" if m.registers else "estimate")

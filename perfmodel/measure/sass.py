@@ -211,14 +211,26 @@ def facts_of_cubin(cubin: bytes) -> Optional[dict]:
     return listing_facts(r.stdout)
 
 
+_EDGE_LABEL = re.compile(r"^\$\w+\$_Z9body_edge\w*:", re.M)
+
+
+def edge_listing(sass: str) -> Optional[str]:
+    """The listing of the out-of-line edge body (kernels/common.cuh, EDGE_BODY: the guarded path the
+    blocks on a ragged edge take), from its label to the end; None where the binary has none."""
+    m = _EDGE_LABEL.search(sass)
+    return sass[m.start():] if m else None
+
+
 def listing_facts(sass: str) -> dict:
-    """Prefetch share, FFMA/LDG/LDS counts of the interior path (before the first EXIT) and the
-    main loop's facts (main_loop) of one listing."""
+    """Prefetch share, FFMA/LDG/LDS counts of the interior path (before the first EXIT), the
+    main loop's facts (main_loop) of one listing, and the edge body's k-tile loop program."""
     opc = ops(sass)
     end = opc.index("EXIT") if "EXIT" in opc else len(opc)
+    edge = edge_listing(sass)
     return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
                 ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
-                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}), loop_program=loop_program(sass))
+                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}), loop_program=loop_program(sass),
+                edge_loop_program=loop_program(edge) if edge else None)
 
 
 def local_bytes_per_tile(facts: Optional[dict], cfg: KernelConfig) -> Optional[float]:
@@ -248,7 +260,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass4"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass5"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -286,7 +298,8 @@ def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
                 toolchain=usage["toolchain"], sass_arch=facts["arch"] if facts else None,
                 prefetch=facts["prefetch_fraction"] if facts and cfg.spec.buffers == 2 else None,
                 local_tile_bytes=local_tile,
-                program=facts.get("loop_program") if facts else None)
+                program=facts.get("loop_program") if facts else None,
+                edge_program=facts.get("edge_loop_program") if facts else None)
 
 # ---- archives of loop programs beside recorded runs (replays without a compiler) ----------------
 ARCHIVE_GLOB = "sass-programs-*.json.xz"
@@ -297,6 +310,11 @@ def archive_key(sources_sha256: str, nvcc_flags, cfg: KernelConfig) -> str:
     """Key of one build in an archive: the kernel sources, the nvcc flags and the configuration (its
     defines), as a recorded run's environment names them."""
     return f"{sources_sha256[:20]}|{' '.join(nvcc_flags)}|{cfg.label()}"
+
+
+def edge_archive_key(sources_sha256: str, nvcc_flags, cfg: KernelConfig) -> str:
+    """Key of one build's edge-body loop program in an archive (beside its k-tile loop's archive_key)."""
+    return "edge|" + archive_key(sources_sha256, nvcc_flags, cfg)
 
 
 def write_program_archive(programs: dict, path: str | Path) -> int:

@@ -309,16 +309,20 @@ class ComputeStage:
     overlap: np.ndarray
     code_bytes: np.ndarray  # the unrolled k-tile loop's code
     scheduled: np.ndarray  # simulated compute phase (NaN where no loop program)
+    edge_blocks: np.ndarray  # blocks that run the guarded edge body (terms.edge_blocks)
+    edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
+    edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
 
 
 def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
-                  loc: LocalStage, w: WavesStage, builds: Sequence[BuildFacts], configs, hz) -> ComputeStage:
+                  loc: LocalStage, w: WavesStage, builds: Sequence[BuildFacts], configs, hz, edge=0.0) -> ComputeStage:
     """terms.tile_cycles for the full waves and the tail. The FFMA rate: calibrate's FFMA-only one with
     the calibrated pipe overlap (the overlap term charges the shared loads); without it, the rate of the
     shared-memory-fed outer product (4 LDS.128 per k step). The k-tile loop is unrolled: its code is one
     warp's instructions per tile x 16 B (checked against the SASS of the recorded configs: median ratio
     1.01); past the instruction cache issue slows. Where the binary's loop is known its compute phase
-    is simulated (model.schedule)."""
+    is simulated (model.schedule). `edge`: blocks on the ragged edge (terms.edge_blocks), and what their
+    guarded body adds per k-tile (_edge_extra)."""
     device = fig.effective
     cmp_, lat = device.compute, device.latency
     n = len(configs)
@@ -357,9 +361,14 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     cyc_tail, _, _ = T.tile_cycles(tail_b, work, rates, ll.fraction, c_ffma=c_of(tail_b * warps), hide=pf,
                                    fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), overlap=ovl_of(tail_b * warps),
                                    tile_exposure=fig.tile_exposure, scheduled=sim_tail)
+    n_edge = np.where(r.uses_smem > 0, edge, 0.0)
+    last_b = np.where(w.tail > 0, tail_b, safe_b)
+    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency)
+    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency)
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
-                        code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full)
+                        code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
+                        edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last)
 
 
 @dataclass(frozen=True)
@@ -415,10 +424,15 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     ll = littles_law_stage(device, r, o, hz)
     loc = local_stage(device, r, o, builds, ll.tile_bytes)
     w = waves_stage(device, o, t)
-    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz)
+    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=T.edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1])
     t_full, t_tail = c.cycles.max(axis=0), c.cycles_tail.max(axis=0)
     prologue = t.mem_latency + 2 * device.latency.smem_latency_cycles  # first tile of each wave has nothing to overlap
     total_cycles = t.ktiles * (w.full_waves * t_full + (w.tail > 0) * t_tail) + w.n_waves * prologue
+    # edge blocks (ragged shapes): their share of every full wave, and the whole last wave, whose
+    # busiest SM holds the grid's last block, an edge block wherever there are any
+    frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
+    earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
+    total_cycles = total_cycles + t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
     launch_s = launch_overhead_s(device)
     time_s = total_cycles / hz + launch_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
@@ -461,6 +475,35 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device) -> np.ndarray:
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0)
+    return out
+
+
+def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency) -> np.ndarray:
+    """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
+    loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
+    order the binary issues them, and the difference kept. The interior loop issues a tile's loads
+    together and waits once; the edge body computes a 64-bit guarded address per element and nvcc
+    interleaves the loads with the stores into shared memory, so a store waits for a load issued just
+    before it and the loads behind that store wait too: two or more load latencies per tile where
+    the interior pays one, plus the address arithmetic. Both replays use the same latency (the
+    average global-load latency, terms.mem_latency), warps and FFMA rate, so nothing but the binary's
+    order of instructions differs; 0 without both programs (no SASS), where no block is on an edge,
+    or where the edge loop is not slower."""
+    lat = device.latency
+    sched = int(device.compute.warp_schedulers_per_sm)
+    out = np.zeros(len(configs))
+    for k in np.flatnonzero(np.asarray(n_edge) > 0):
+        edge, inner = builds[k].edge_program, builds[k].program
+        if not edge or not inner:
+            continue
+        cfg = configs[k]
+        li, lw, si, sw = smem_counts(cfg)
+        per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
+        wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
+        args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
+        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args) for p in (edge, inner)]
+        out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 
 
@@ -556,6 +599,8 @@ class Prediction(_M):
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
+    edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; terms.edge_blocks)
+    edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -653,6 +698,9 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         load_phase_share=None if np.isnan(lps) else lps,
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
+        edge_blocks=int(c.edge_blocks[k]),
+        edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
+                                    else None),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason)
 

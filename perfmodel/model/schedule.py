@@ -40,8 +40,11 @@ def passes_for(n: int) -> int:
 
 def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-             share: float, passes: int | None = None) -> float:
-    """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc)."""
+             share: float, passes: int | None = None, global_latency: float = 0.0) -> float:
+    """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
+    global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
+    uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
+    charged by terms.tile_cycles)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -83,7 +86,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
         if wf[i]:
             start = t if t > pipe else pipe
             pipe = start + wf[i] * share
-            done[w][g] = start + lat[i] + (wf[i] - 1.0) * share if k in "SL" else t + fixed_latency
+            done[w][g] = (start + lat[i] + (wf[i] - 1.0) * share if k in "SL" else
+                          t + global_latency if k == "G" and global_latency > 0 else t + fixed_latency)
         else:
             done[w][g] = t + lat[i]
         g += 1
@@ -132,13 +136,15 @@ _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the lo
 
 def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
-                            fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float) -> float:
-    """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile)."""
+                            fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
+                            global_latency: float = 0.0) -> float:
+    """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
+    global_latency > 0, the whole pass with its global loads' waits in the binary's order."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     share = float(min(schedulers, max(resident_warps, 1)))
     pid = program["id"]
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
-            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share)
+            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)

@@ -1,0 +1,73 @@
+"""Edge blocks: which blocks take the guarded out-of-line body (kernels/common.cuh, interior()), its loop
+read off the binary, and what the term does to the recorded ragged and skinny shapes."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from perfmodel import KernelConfig, analysis, load_device
+from perfmodel.facts import BuildFacts
+from perfmodel.measure import sass, toolchain
+from perfmodel.model.predict import predict
+from perfmodel.catalogue import edge_blocks
+
+SHAPE_RUN = "results/20261123-185325-h100-sxm-shapes-all"
+
+
+@pytest.mark.parametrize("mnk, tile, want", [
+    ((4096, 4096, 4096), (128, 128, 8), (1024, 0)),      # aligned: no edge
+    ((1000, 1024, 1024), (128, 128, 8), (64, 8)),        # ragged M: the last block row
+    ((1000, 1000, 1000), (128, 128, 8), (64, 15)),       # ragged M and N: last row and column
+    ((1, 4096, 4096), (16, 16, 64), (256, 256)),         # M < BM: every block
+    ((4096, 4096, 4093), (128, 128, 8), (1024, 1024)),  # K not a multiple of BK: every block
+    ((4096, 4098, 4096), (128, 128, 8), (1056, 1056)),  # N not a multiple of 4 (float4 rows): every block
+])
+def test_edge_blocks_follow_the_kernels_interior_rule(mnk, tile, want):
+    blocks, edge = edge_blocks(*mnk, *tile)
+    assert (float(blocks), float(edge)) == want
+
+
+@pytest.mark.skipif(toolchain.for_arch(90) is None or not sass.available("9.0"), reason="no sm_90 toolchain and nvdisasm here")
+def test_the_edge_body_loop_is_read_from_the_binary():
+    f = sass.sass_facts(KernelConfig.make("tiled_2d_float4"), "9.0")
+    inner, edge = f["loop_program"], f["edge_loop_program"]
+    assert edge is not None and edge["id"] != inner["id"]
+    assert edge["cls"].count("F") == inner["cls"].count("F")  # the same k-tile of FFMAs
+    assert edge["cls"].count("G") == 4 * inner["cls"].count("G")  # guarded scalar loads for the interior's float4
+
+
+def test_no_edge_no_change():
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("double_buffer")
+    prog = {"id": "x", "cls": "F" * 512, "wide": [0] * 512, "deps": [[] for _ in range(512)]}
+    slow = {"id": "y", "cls": "G" * 8 + "F" * 512, "wide": [1] * 8 + [0] * 512, "deps": [[] for _ in range(8)] + [[8]] * 512}
+    a = predict(dev, cfg, 4096, build=BuildFacts(registers=128, program=prog, origin="given"))
+    b = predict(dev, cfg, 4096, build=BuildFacts(registers=128, program=prog, edge_program=slow, origin="given"))
+    assert a.time_s == b.time_s and b.edge_blocks == 0
+    c = predict(dev, cfg, 4000, build=BuildFacts(registers=128, program=prog, edge_program=slow, origin="given"))
+    assert c.edge_blocks == 32 + 32 - 1 and c.edge_extra_cycles_per_tile > 0
+
+
+def test_the_edge_term_on_the_recorded_ragged_and_skinny_points():
+    """Every verified point of the recorded H100 shape run with edge blocks (hold-out left out), predicted
+    with the edge loops archived beside the run and without them: the term must cut the error by a fifth
+    or more and leave the bias still on the optimistic side, not flip it."""
+    run = analysis.load_run(SHAPE_RUN)
+    fig = analysis.run_figures(SHAPE_RUN)
+    rf = analysis.run_facts(run, SHAPE_RUN)
+    with_term, without = [], []
+    for m in run.measurements:
+        if m.kernel == "cublas" or not m.verified or analysis.is_holdout(m.shape):
+            continue
+        cfg = KernelConfig.make(m.kernel, **m.config)
+        if not cfg.spec.uses_smem or edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk)[1] == 0:
+            continue
+        bf = rf.for_measurement(m, cfg)
+        assert bf.edge_program is not None, cfg.label()  # archived: nothing is compiled here
+        for out, b in ((with_term, bf), (without, replace(bf, edge_program=None))):
+            p = predict(fig, cfg, m.M, m.N, m.K, build=b, clock_MHz=m.timing.sm_clock_MHz_median)
+            out.append(100 * (p.gflops / m.gflops_median - 1))
+    with_term, without = np.array(with_term), np.array(without)
+    assert len(with_term) == 148
+    assert np.abs(with_term).mean() < 0.8 * np.abs(without).mean()
+    assert 0 < with_term.mean() < without.mean()
