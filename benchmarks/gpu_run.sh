@@ -11,10 +11,12 @@
 #   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS]   # perfmodel validate --shapes CLASS|all, stopped (SIGINT)
 #                                                       # after SECONDS (default 520); every finished point is kept
 #   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
+#   bash benchmarks/gpu_run.sh tune-shapes CLASS K [SECONDS]  # perfmodel sweep --measure K --shapes CLASS (the
+#                                                       # detected device), stopped the same way; resume with `resume`
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS]"}
+what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -43,6 +45,11 @@ case "$what" in
     timeout -s INT "$secs" python3 -m perfmodel validate --resume "$run" > "$OUT/resume-$(basename "$run").log" 2>&1; echo "validate --resume rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/resume-$(basename "$run").log" | tail -4
     tar czf "$OUT/results-resume.tar.gz" "$run" ;;
+  tune-shapes)
+    cls=${2:?"tune-shapes needs a CLASS (or all)"}; k=${3:?"tune-shapes needs K"}; secs=${4:-520}
+    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    timeout -s INT "$secs" python3 -m perfmodel sweep --device "$dev" --measure "$k" --shapes "$cls" > "$OUT/tune-shapes-$cls.log" 2>&1; echo "sweep --shapes rc $?"
+    grep -E "planned|points|still to measure|results in" "$OUT/tune-shapes-$cls.log" | tail -4 ;;
   gpu-tests)
     timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
     tail -3 "$OUT/pytest-gpu.log" ;;

@@ -159,6 +159,12 @@ def summary(table: list[dict]) -> dict:
         s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
         s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] != "cublas"
                                     and r.get("error_pct") is None and r.get("measured_gflops"))
+    picks = shape_picks(pts)
+    if picks:
+        gaps = [v["gap_pct"] for v in picks.values()]
+        s["picks"] = picks
+        s["pick_gap_max_pct"], s["pick_gap_median_pct"] = float(max(gaps)), float(np.median(gaps))
+        s["picks_within_3pct"] = sum(g <= 3.0 for g in gaps)
     sw = [r for r in pts if r["group"] == "sweep"]
     if sw:
         best_meas = max(sw, key=lambda r: r["measured_gflops"])
@@ -167,6 +173,25 @@ def summary(table: list[dict]) -> dict:
         s["sweep_best_measured"] = f"{best_meas['kernel']} {best_meas['config']}"
         s["sweep_model_top1"] = f"{top_pred['kernel']} {top_pred['config']}"
     return s
+
+
+def shape_picks(scored: list[dict]) -> dict:
+    """Per shape of a shape run, model-guided tuning among the measured points: the configuration
+    today's model predicts fastest (its pick) against the fastest measured, and how far below it the
+    pick measured (gap_pct). Scored rows only (the hold-out is left out unless asked)."""
+    by: dict[str, list[dict]] = {}
+    for r in scored:
+        if r.get("shape") and r["kernel"] != "cublas" and r.get("measured_gflops") and r.get("predicted_gflops"):
+            by.setdefault(r["shape"], []).append(r)
+    out = {}
+    for shape, rows_ in by.items():
+        pick = max(rows_, key=lambda r: r["predicted_gflops"])
+        best = max(rows_, key=lambda r: r["measured_gflops"])
+        out[shape] = dict(points=len(rows_), pick=f"{pick['kernel']} {pick['config']}", pick_gflops=pick["measured_gflops"],
+                          best=f"{best['kernel']} {best['config']}", best_gflops=best["measured_gflops"],
+                          gap_pct=100.0 * (1.0 - pick["measured_gflops"] / best["measured_gflops"]),
+                          cublas_gflops=pick.get("cublas_gflops"))
+    return out
 
 
 FIELDS = ["kernel", "group", "shape", "shape_class", "holdout", "M", "N", "K", "config", "verified", "registers", "blocks_per_sm", "driver_blocks_per_sm",

@@ -68,6 +68,13 @@ def _check(a) -> None:
         for opt, val in (("--sample", a.sample), ("--seed", a.seed)):
             if val is not None:
                 raise UserError(f"{opt} has no effect without --measure (it picks the measured random sample)")
+        if a.shapes:
+            raise UserError("--shapes tunes on the GPU: give --measure K (the model's top K measured per shape)")
+    if a.cmd == "sweep" and a.shapes:
+        for opt, val in (("--size/-M/-N/-K", a.size_given), ("--kernel", a.kernel), ("--calibration", a.calibration),
+                         ("--json", a.json), ("--csv", a.csv), ("--figures datasheet", a.figures == "datasheet")):
+            if val:
+                raise UserError(f"--shapes takes each shape's size from the corpus and calibrates the GPU first; {opt} cannot apply")
     if a.cmd == "sweep":
         a.sample = 20 if a.sample is None else a.sample
         a.seed = 0 if a.seed is None else a.seed
@@ -135,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sample", type=positive_int, metavar="N",
                    help="with --measure: how many of the other valid configs to measure at random (default 20)")
     s.add_argument("--seed", type=count_int, help="with --measure: seed of the random sample (default 0; another seed = another sample)")
+    s.add_argument("--shapes", choices=list(SHAPE_CLASSES) + ["all"], metavar="CLASS|all",
+                   help="with --measure K: tune on the shape corpus (shapes/corpus.toml) instead of one size: calibrate, then per "
+                        "shape cuBLAS, the model's top K and --sample others, each point recorded as it finishes "
+                        "(results/…-tune-shapes-CLASS; continue a stopped run with perfmodel validate --resume RUN)")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
     s.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     s.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
@@ -201,6 +212,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         a = build_parser().parse_args(argv)
         if hasattr(a, "size"):
+            a.size_given = bool(a.size or any(getattr(a, d, None) for d in "MNK"))
             a.M, a.N, a.K = _size(a)
         _check(a)
         return COMMANDS[a.cmd](a)

@@ -106,6 +106,11 @@ CASES = [
     ("calibrate", ["calibrate"], "CUDA GPU"),
     ("devices", ["devices", "detect"], "CUDA GPU"),
     ("sweep", ["sweep", "--device", "h100-sxm", "--measure", "3", "--sass", "0"], "CUDA GPU"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "small"], "give --measure K"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "small", "--measure", "5", "--size", "512"], "--size/-M/-N/-K cannot apply"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "all", "--measure", "5", "--kernel", "double_buffer"], "--kernel cannot apply"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "huge", "--measure", "5"], "invalid choice: 'huge'"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "small", "--measure", "5"], "CUDA GPU"),
 ]
 
 

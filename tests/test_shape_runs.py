@@ -46,6 +46,34 @@ def test_plan_per_shape_and_deterministic(plan):
         assert sum(p.group == "top" for p in mine) == validate.SHAPE_TOP
 
 
+def test_tuning_plan_is_the_models_top_k_and_a_sample_per_shape(monkeypatch_module):
+    """`sweep --measure K --shapes`: per shape cuBLAS, the model's top K in its order and `sample` others,
+    no ladder; the top K are the first K of the model's ranking for that shape."""
+    from perfmodel.model.predict import Problem as ModelProblem
+    from perfmodel.sweep import rank
+
+    shapes = select("skinny_n")[:2]
+    fig = Figures.load("h100-sxm")
+    pts = validate.shape_plan(fig, shapes, seed=1, tune_top=4, sample=3)
+    for sh in shapes:
+        mine = [p for p in pts if p.shape == sh.name]
+        assert [p.group for p in mine] == ["baseline"] + ["top"] * 4 + ["random"] * 3
+        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=max(validate.SHAPE_SASS, 4))
+        want = [rk.configs[int(i)] for i in rk.order[:4]]
+        assert [(p.kernel, p.config) for p in mine[1:5]] == [(c.kernel, c.params()) for c in want]
+
+
+def test_the_models_pick_per_shape():
+    from perfmodel.analysis import shape_picks
+
+    rows = [dict(shape="a", kernel="k", config=str(i), measured_gflops=m, predicted_gflops=p, cublas_gflops=100.0)
+            for i, (m, p) in enumerate([(90, 10), (80, 30), (95, 20)])]
+    rows.append(dict(shape="a", kernel="cublas", config="{}", measured_gflops=100.0, predicted_gflops=None))
+    got = shape_picks(rows)["a"]
+    assert got["points"] == 3 and got["pick"] == "k 1" and got["best"] == "k 2"
+    assert got["gap_pct"] == pytest.approx(100 * (1 - 80 / 95))
+
+
 def test_resume_measures_what_is_not_recorded(plan, tmp_path):
     _, pts, _, _ = plan
     p = Plan(shapes="small", seed=3, environment=ENV, device_toml="", points=pts)
@@ -86,6 +114,7 @@ def test_report_of_a_shape_run_has_classes_and_the_size_plot(tmp_path):
     assert sum(v["points"] for v in derived["summary"]["by_class"].values()) == derived["summary"]["points"]
     report = write_report(rd, rd, derived).read_text()
     assert "## By shape class" in report and (rd / "shapes.png").exists() and not (rd / "ladder.png").exists()
+    assert "## The model's pick per shape" in report and set(derived["summary"]["picks"]) == set(names)
 
 
 def test_holdout_points_are_not_scored_unless_asked(tmp_path):

@@ -11,6 +11,7 @@ from ..errors import UserError
 from ..facts import can_compile, missing
 from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
+from ..measure.validate import validate_shapes
 from ..model.figures import Figures
 from ..model.occupancy import LIMITERS
 from ..model.predict import BOUNDS, Problem
@@ -27,6 +28,8 @@ def run(a) -> int:
             raise UserError(f"sweep covers the tiled kernels ({', '.join(tiled)}); '{k}' has no tile parameters to sweep")
     if a.measure:  # fail on a machine without a GPU before compiling anything
         require_gpu()
+    if a.shapes:  # tuning over the corpus: a shape run whose plan is the model's top K per shape
+        return validate_shapes(a.shapes, seed=a.seed, tune_top=a.measure, sample=a.sample, device=a.device)
     quiet = bool(a.json or a.csv)
     t0 = time.perf_counter()
 

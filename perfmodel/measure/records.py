@@ -91,6 +91,7 @@ class Plan(_M):
     schema_version: int = 1
     shapes: str  # the class measured, or 'all'
     seed: int
+    tune_top: Optional[int] = None  # a `sweep --measure K --shapes` run: per shape the model's top K (no ladder)
     environment: Environment
     device_toml: str
     points: list[PlannedPoint]

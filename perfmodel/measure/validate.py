@@ -190,26 +190,31 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
 
 
 # ---- shape runs: the corpus (shapes/corpus.toml), recorded as points finish, resumable --------------
-def shape_plan(fig, shapes, seed: int = 0, progress=None) -> list[PlannedPoint]:
+def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None = None,
+               sample: int = SHAPE_RANDOM) -> list[PlannedPoint]:
     """Per shape: cuBLAS, the ladder's defaults, the model's top SHAPE_TOP (ranked with `fig`, the top
     SHAPE_SASS re-predicted from their binaries) and SHAPE_RANDOM other valid configurations at random
-    (seeded by the seed and the shape's name). Deterministic for one model and figures."""
+    (seeded by the seed and the shape's name). Deterministic for one model and figures. With tune_top
+    K (`sweep --measure K --shapes`): cuBLAS, the model's top K (the top max(K, SHAPE_SASS) re-predicted
+    from their binaries) and `sample` others at random, no ladder."""
     pts = []
+    n_top = SHAPE_TOP if tune_top is None else tune_top
+    n_random = SHAPE_RANDOM if tune_top is None else sample
     for j, sh in enumerate(shapes, 1):
         dims = dict(shape=sh.name, M=sh.M, N=sh.N, K=sh.K)
         pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
-        ladder = [KernelConfig.make(k) for k in kernel_ids()]
+        ladder = [KernelConfig.make(k) for k in kernel_ids()] if tune_top is None else []
         pts += [PlannedPoint(group="ladder", kernel=c.kernel, config=c.params(), **dims) for c in ladder]
-        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=SHAPE_SASS)
+        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=max(SHAPE_SASS, n_top))
         chosen = {c.label() for c in ladder}
         top = []
         for i in rk.order:
             c = rk.configs[int(i)]
-            if c.label() not in chosen and len(top) < SHAPE_TOP:
+            if c.label() not in chosen and len(top) < n_top:
                 top.append(c)
                 chosen.add(c.label())
         pool = [c for c in rk.configs if c.label() not in chosen]
-        rand = random.Random(f"{seed}:{sh.name}").sample(pool, min(SHAPE_RANDOM, len(pool)))
+        rand = random.Random(f"{seed}:{sh.name}").sample(pool, min(n_random, len(pool)))
         pts += [PlannedPoint(group="top", kernel=c.kernel, config=c.params(), **dims) for c in top]
         pts += [PlannedPoint(group="random", kernel=c.kernel, config=c.params(), **dims) for c in rand]
         if progress:
@@ -250,11 +255,13 @@ def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
     return [p for p in plan.points if p.key() not in done]
 
 
-def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None) -> int:
+def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
+                    tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None) -> int:
     """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks and
     writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
     hold yet, appending each as it finishes, and writes raw.json and the report once all are recorded.
-    1 if any point failed."""
+    tune_top K: a `sweep --measure K --shapes` run (shape_plan; folder `…-tune-shapes-CLASS`); device:
+    the device file the caller named, which must be the GPU's. 1 if any point failed."""
     if resume is not None:  # the run is checked before the GPU is touched
         out = Path(resume)
         if not (out / "plan.json").is_file():
@@ -277,7 +284,10 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         name = match_shipped(gpu.name, gpu.cc)
         if name is None:
             raise UserError(f"{gpu.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
-        out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-shapes-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
+        if device is not None and device != name:
+            raise UserError(f"--device {device} names another GPU than this one ({gpu.name}: device file {name})")
+        kind = "shapes" if tune_top is None else "tune-shapes"
+        out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-{kind}-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
         if out.exists():
             raise UserError(f"{out} exists; results are never overwritten (choose another --out, or --resume it)")
         out.mkdir(parents=True)
@@ -285,9 +295,12 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         (out / "calibration.toml").write_text(measured_toml(name, gpu.name, run_microbenchmarks(gpu)))
         fig = Figures.load(name, out / "calibration.toml")
         env = environment(gpu, name, started)
-        print(f"planning {len(shapes)} shapes (the model's top {SHAPE_TOP} and {SHAPE_RANDOM} random configurations each) ...")
-        pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True))
-        plan = Plan(shapes=which, seed=seed, environment=env, device_toml=device_toml(shipped_devices()[name]), points=pts)
+        n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if tune_top is None else (tune_top, sample)
+        print(f"planning {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...")
+        pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True),
+                         tune_top=tune_top, sample=sample)
+        plan = Plan(shapes=which, seed=seed, tune_top=tune_top, environment=env, device_toml=device_toml(shipped_devices()[name]),
+                    points=pts)
         (out / "plan.json").write_text(plan.model_dump_json(indent=1))
     log = out / "points.jsonl"
     todo = pending(plan, log)

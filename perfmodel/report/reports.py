@@ -78,6 +78,15 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
         if s.get("holdout_unscored"):
             L += [f"{s['holdout_unscored']} measured points of the corpus hold-out (shapes/corpus.toml) are not scored here "
                   f"(`perfmodel report RUN --holdout` scores them too).", ""]
+        if s.get("picks"):
+            L += ["## The model's pick per shape", "",
+                  "Among the measured configurations of each shape, the one the model predicts fastest against the fastest "
+                  f"measured: {s['picks_within_3pct']} of {len(s['picks'])} shapes within 3 %, median gap "
+                  f"{s['pick_gap_median_pct']:.1f} %, worst {s['pick_gap_max_pct']:.1f} %.", "",
+                  "| shape | points | model's pick (measured GFLOPS) | fastest measured | gap | cuBLAS |", "|---|---|---|---|---|---|"]
+            L += [f"| {sh} | {v['points']} | {v['pick']} ({v['pick_gflops']:,.0f}) | {v['best']} ({v['best_gflops']:,.0f}) | "
+                  f"{v['gap_pct']:.1f} % | {fmt(v.get('cublas_gflops'), '{:,.0f}')} |" for sh, v in s["picks"].items()]
+            L += [""]
         L += ["![shapes](shapes.png)", ""]
     L += ["## The ladder", "", "| kernel | size | measured GFLOPS (q10-q90) | predicted | error | % of cuBLAS | bound |",
           "|---|---|---|---|---|---|---|"]
