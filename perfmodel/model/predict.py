@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..facts import ESTIMATED, BuildFacts, given
 from . import terms as T
 from .figures import Figures
+from .gstores import c_store_ratio
 from .occupancy import LIMITERS, occupancy
 from .schedule import compute_cycles_per_tile
 from .smem_banks import smem_counts, smem_counts_many
@@ -96,6 +97,7 @@ class ResourceStage:
     uses_smem: np.ndarray
     lds_per_step: np.ndarray
     wavefronts_per_lds: np.ndarray
+    c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores)
 
 
 def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFacts]) -> ResourceStage:
@@ -122,7 +124,7 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     return ResourceStage(threads=thr, registers=regs, smem_bytes=smem, local_bytes=local, bm=bm, bn=bn, bk=bk,
                          ffma_per_thread=ffma_t, lds_block=lds_i, smem_wavefronts_block=smem_w, sts_block=sts_i,
                          ldg_per_thread=ldg_t, barriers=bars, buffers=bufs, uses_smem=uses_smem, lds_per_step=lds_per_step,
-                         wavefronts_per_lds=wf_per_lds)
+                         wavefronts_per_lds=wf_per_lds, c_store_ratio=np.array([c_store_ratio(c) for c in configs]))
 
 
 @dataclass(frozen=True)
@@ -155,15 +157,16 @@ class TrafficStage:
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
-    """Bytes per level (terms.l2_to_sm_bytes, terms.dram_bytes with the blocks running at once) and
-    the average global-load latency their L2 hit rate gives (terms.mem_latency)."""
+    """Bytes per level (terms.l2_to_sm_bytes with the sector bytes of the kernel's C stores,
+    terms.dram_bytes with the blocks running at once) and the average global-load latency the loads'
+    L2 hit rate gives (terms.mem_latency)."""
     mem, lat = device.memory, device.latency
     _, _, blocks, ktiles = T.grid(M, N, K, r.bm, r.bn, r.bk)
     conc = np.minimum(blocks, o.blocks_per_sm * device.compute.sm_count)
-    l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn)
+    l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, r.c_store_ratio)
     drb = T.dram_bytes(M, N, K, r.bm, r.bn, conc, mem.l2_bytes)
     tiles_total = np.maximum(blocks * ktiles, 1)
-    L_mem, hit = T.mem_latency(drb, l2b, lat.l2_latency_cycles, lat.dram_latency_cycles)
+    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn), lat.l2_latency_cycles, lat.dram_latency_cycles)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit)

@@ -24,11 +24,12 @@ def grid(M, N, K, bm, bn, bk):
     return gy, gx, gy * gx, np.ceil(K / bk)
 
 
-def l2_to_sm_bytes(M, N, K, bm, bn):
-    """Bytes read from L2 into the SMs: every block streams its A panel (bm x K) and B panel
-    (K x bn) once, plus C written once: (M*N*K/bn + M*N*K/bm + M*N) x 4 B ([sgemm-notes] sec. 4)."""
+def l2_to_sm_bytes(M, N, K, bm, bn, c_ratio=1.0):
+    """Bytes between L2 and the SMs: every block streams its A panel (bm x K) and B panel (K x bn)
+    once, plus C written once: (M*N*K/bn + M*N*K/bm + M*N) x 4 B ([sgemm-notes] sec. 4). c_ratio: the
+    sector bytes the kernel's C stores move per byte of C (model.gstores; 1 when they fill sectors)."""
     gy, gx = np.ceil(M / bm), np.ceil(N / bn)
-    return FLOAT * (gy * bm * K * gx + gx * bn * K * gy) * 1.0 + FLOAT * M * N
+    return FLOAT * (gy * bm * K * gx + gx * bn * K * gy) * 1.0 + FLOAT * M * N * c_ratio
 
 
 def dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes):

@@ -1,0 +1,74 @@
+"""The global stores of C: how many 32-byte L2 sectors one block's warps write, from the kernels' real
+thread -> C-element maps (the same index arithmetic as kernels/*.cu, interior path).
+
+A warp store instruction sends one request per distinct 32-byte sector its lanes touch. A sector that
+a lane fills only partly still moves as a sector between the SM and L2. tiled_2d writes one float per
+lane with lanes TN floats apart: with TN = 8, every lane has a sector of its own, so its C moves 8 times
+the bytes it holds. The float4 stores of tiled_2d_float4 (lanes TN floats apart) move 2 times. The
+quadrant stores of bank_conflict_free and double_buffer, and warp_tiled's, move 1 time: lanes write
+consecutive float4s. Rows are taken to start on a sector boundary (N a multiple of 8).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..catalogue import KernelConfig
+
+SECTOR = 32  # bytes
+
+
+def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of every store of C, block-relative, shape (threads, stores per thread) in issue
+    order; a float4 store is given by its first column (16-byte aligned, so within one sector)."""
+    k, bm, bn = cfg.kernel, cfg.bm, cfg.bn
+    t = np.arange(cfg.threads)[:, None]
+    if k == "naive":
+        return t % bm, t // bm
+    if k in ("coalesced", "smem_tiled"):
+        return t // bn, t % bn
+    if k == "tiled_1d":
+        i = np.arange(cfg.tm)[None, :]
+        return (t // bn) * cfg.tm + i, np.broadcast_to(t % bn, (cfg.threads, cfg.tm))
+    tm, tn = cfg.tm, cfg.tn
+    if k in ("tiled_2d", "tiled_2d_float4"):
+        step = 1 if k == "tiled_2d" else 4
+        i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, step), indexing="ij"))
+        trow, tcol = t // (bn // tn), t % (bn // tn)
+        return trow * tm + i, tcol * tn + j
+    if k in ("bank_conflict_free", "double_buffer"):
+        i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, 4), indexing="ij"))
+        trow, tcol = t // (bn // tn), t % (bn // tn)
+        return ((i // (tm // 2)) * (bm // 2) + trow * tm // 2 + i % (tm // 2),
+                (j // (tn // 2)) * (bn // 2) + tcol * tn // 2 + j % (tn // 2))
+    if k == "warp_tiled":
+        wm, wn, wni = cfg.wm, cfg.wn, cfg.wn_iter
+        wmi = (wm * wn) // (32 * tm * tn * wni)
+        wsubm, wsubn = wm // wmi, wn // wni
+        warp, lane = t // 32, t % 32
+        wrow, wcol = warp // (bn // wn), warp % (bn // wn)
+        trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
+        wi, i, wj, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(wmi), np.arange(tm), np.arange(wni),
+                                                                  np.arange(0, tn, 4), indexing="ij"))
+        return wrow * wm + wi * wsubm + trow * tm + i, wcol * wn + wj * wsubn + tcol * tn + j
+    raise ValueError(f"no C store map for kernel {k}")
+
+
+@lru_cache(maxsize=65536)
+def _sectors(cfg: KernelConfig) -> int:
+    rows, cols = (np.asarray(a, dtype=np.int64) for a in _stores(cfg))
+    key = rows * (1 << 20) + cols * 4 // SECTOR  # one value per (row, 32-byte sector)
+    warps = key.reshape(-1, 32, key.shape[1]) if cfg.threads % 32 == 0 else key[None]
+    ordered = np.sort(warps, axis=1)
+    return int(warps.shape[0] * warps.shape[2] + (ordered[:, 1:, :] != ordered[:, :-1, :]).sum())
+
+
+def c_store_sectors(cfg: KernelConfig) -> int:
+    """32-byte sectors one block's stores of its C tile send to L2."""
+    return _sectors(cfg)
+
+
+def c_store_ratio(cfg: KernelConfig) -> float:
+    """Bytes the C stores move between the SM and L2 per byte of C (1 when every sector is filled)."""
+    return _sectors(cfg) * SECTOR / (4.0 * cfg.bm * cfg.bn)
