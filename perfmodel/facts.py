@@ -158,29 +158,26 @@ class RunFacts:
             return None
         return sass.sass_facts(cfg, self.run.environment.compute_capability)
 
-    def program(self, cfg: KernelConfig) -> Optional[dict]:
-        """The k-tile loop of the binary the run built for cfg: archived, else today's same-source build."""
+    def _loop(self, cfg: KernelConfig, key_of: Callable, fact: str) -> Optional[dict]:
+        """A loop program of the binary the run built for cfg: archived under key_of(sources, flags, cfg),
+        else the `fact` of today's same-source build."""
         if not cfg.spec.uses_smem:
             return None
         env = self.run.environment
         if env.kernel_sources_sha256:
-            prog = self.archive.program(sass.archive_key(env.kernel_sources_sha256, env.nvcc_flags, cfg))
+            prog = self.archive.program(key_of(env.kernel_sources_sha256, env.nvcc_flags, cfg))
             if prog is not None:
                 return prog
         facts = self._today(cfg)
-        return None if facts is None else facts.get("loop_program")
+        return None if facts is None else facts.get(fact)
+
+    def program(self, cfg: KernelConfig) -> Optional[dict]:
+        """The k-tile loop of the binary the run built for cfg: archived, else today's same-source build."""
+        return self._loop(cfg, sass.archive_key, "loop_program")
 
     def edge_program(self, cfg: KernelConfig) -> Optional[dict]:
         """The edge body's loop of the binary the run built for cfg: archived, else today's same-source build."""
-        if not cfg.spec.uses_smem:
-            return None
-        env = self.run.environment
-        if env.kernel_sources_sha256:
-            prog = self.archive.program(sass.edge_archive_key(env.kernel_sources_sha256, env.nvcc_flags, cfg))
-            if prog is not None:
-                return prog
-        facts = self._today(cfg)
-        return None if facts is None else facts.get("edge_loop_program")
+        return self._loop(cfg, sass.edge_archive_key, "edge_loop_program")
 
     def for_measurement(self, m: Measurement, cfg: KernelConfig) -> BuildFacts:
         """The facts of the binary that ran for point m (the edge body's loop only where m has edge blocks)."""
