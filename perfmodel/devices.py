@@ -33,6 +33,9 @@ class Memory(_Strict):
     smem_banks: PositiveInt
     smem_bandwidth_bytes_per_clock_per_sm: PositiveFloat
     l1_bytes_per_sm: PositiveInt
+    # what one SM's coalesced global stores reach on their own (a block storing its C tile, timed as
+    # validate times a kernel); None where nobody measured it for this generation (no per-SM limit)
+    store_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
 class Latency(_Strict):
@@ -158,7 +161,8 @@ class DeviceSpec(_Strict):
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
-                   "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm"),
+                   "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
+                              "store_bytes_per_clock_per_sm"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds

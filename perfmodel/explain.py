@@ -68,6 +68,7 @@ def render(p: Prediction) -> str:
                  + (f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave (its loop and the k-tile loop "
                     f"replayed with their global loads' latency)" if p.edge_extra_cycles_per_tile is not None
                     else "predicted as interior blocks (no SASS of the edge body here)"))
+    L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
     L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
              if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation)")
     L.append("")

@@ -60,3 +60,45 @@ def test_the_launch_term_on_the_recorded_small_shapes():
     assert len(with_term) == len(without) == 88
     assert np.abs(with_term).mean() < 0.7 * np.abs(without).mean()
     assert 0 < with_term.mean() < without.mean()
+
+
+def test_the_last_waves_stores_at_the_measured_rates():
+    """One block alone stores its tile at the generation's measured per-SM rate; a full wave of SMs at
+    their share of the DRAM bandwidth; a generation without the per-SM figure has only the share."""
+    import importlib
+
+    P = importlib.import_module("perfmodel.model.predict")
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("double_buffer")  # 128x128 tile, float4 stores filling their sectors: 64 KiB
+    one = predict(dev, cfg, 128, registers=128)
+    assert dev.memory.store_bytes_per_clock_per_sm == 28.8
+    assert np.isclose(one.last_wave_store_us, 65536 / 28.8 / (one.sm_clock_MHz * 1e6) * 1e6)
+    full = predict(dev, cfg, 128 * 12, 128 * 11, 4096, registers=128)  # 132 blocks: one per SM, all storing
+    share = dev.memory.dram_bandwidth_GBps * 1e9 / (132 * full.sm_clock_MHz * 1e6)
+    assert share < 28.8 and np.isclose(full.last_wave_store_us, 65536 / share / (full.sm_clock_MHz * 1e6) * 1e6)
+    assert load_device("rtx2070s").memory.store_bytes_per_clock_per_sm is None
+    assert P.last_wave_store_cycles.__doc__ and "fixed-costs-20261123" in P.last_wave_store_cycles.__doc__
+
+
+def test_the_last_waves_stores_on_the_recorded_small_shapes():
+    """The small class again, with and without the last wave's store phase: its error must fall without
+    the bias turning negative."""
+    import importlib
+
+    import pytest
+
+    P = importlib.import_module("perfmodel.model.predict")
+    run = analysis.load_run(SHAPE_RUN)
+    small = [m for m in run.measurements if analysis.shape_class(m.shape) == "small" and not analysis.is_holdout(m.shape)]
+    run = run.model_copy(update=dict(measurements=small))
+    facts, fig = analysis.run_facts(run, SHAPE_RUN), analysis.run_figures(SHAPE_RUN)
+
+    def errors():
+        return np.array([r["error_pct"] for r in analysis.rows(run, fig, facts) if r.get("error_pct") is not None])
+
+    with_term = errors()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P, "last_wave_store_cycles", lambda device, r, t, w, hz: np.zeros_like(t.blocks))
+        without = errors()
+    assert np.abs(with_term).mean() < 0.95 * np.abs(without).mean()
+    assert 0 < with_term.mean() < without.mean()

@@ -392,6 +392,7 @@ class PredictionBatch:
     local: LocalStage
     waves: WavesStage
     compute: ComputeStage
+    store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
 
     @property
     def blocks_per_sm(self) -> np.ndarray:
@@ -436,6 +437,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     total_cycles = total_cycles + t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
+    store_cycles = last_wave_store_cycles(device, r, t, w, hz)
+    total_cycles = total_cycles + store_cycles
     launch_s = launch_overhead_s(device)
     time_s = total_cycles / hz + launch_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
@@ -451,7 +454,24 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     bound = np.where(fixed, BOUNDS.index("fixed"), bound)
     return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
-                           local=loc, waves=w, compute=c)
+                           local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)))
+
+
+def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
+    """The last wave's C tiles: its blocks store them after their last k-tile, and no later block is
+    left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles of sector bytes
+    (model.gstores) at the lower of its own store rate (memory.store_bytes_per_clock_per_sm, measured
+    for the generation; no limit where nobody measured it) and its share of the DRAM bandwidth among
+    the SMs storing at once. On the H100, one block's 64 KiB tile took 1.15 us (28.8 B/clk) and 132
+    blocks' tiles 2.52 us (3.4 TB/s, about the DRAM bandwidth: results/archive/fixed-costs-20261123-h100-sxm.txt).
+    Stores of earlier waves overlap the next blocks' work and are left to the L2 and DRAM terms."""
+    sms = device.compute.sm_count
+    last = np.where(w.tail > 0, t.blocks - w.full_waves * w.blocks_per_wave, np.minimum(t.blocks, w.blocks_per_wave))
+    storing = np.clip(last, 1, sms)
+    share = device.memory.dram_bandwidth_GBps * 1e9 / (storing * hz)
+    own = device.memory.store_bytes_per_clock_per_sm
+    rate = share if own is None else np.minimum(own, share)
+    return np.ceil(last / sms) * r.c_store_ratio * 4.0 * r.bm * r.bn / rate
 
 
 def launch_overhead_s(device: DeviceSpec) -> float:
@@ -603,6 +623,7 @@ class Prediction(_M):
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; terms.edge_blocks)
+    last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     time_s: float
     gflops: float
@@ -702,6 +723,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         edge_blocks=int(c.edge_blocks[k]),
+        last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
