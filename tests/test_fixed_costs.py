@@ -1,5 +1,6 @@
-"""The launch term: a measured constant of the generation (sm_90: an empty kernel timed as validate times
-a kernel), added to every predicted time, and what it does to the recorded small shapes."""
+"""Fixed costs: the launch (a measured constant of the generation, sm_90: an empty kernel timed as
+validate times a kernel) added to every predicted time, and the last wave's C stores at the measured
+rates; what each does to the recorded small shapes."""
 import numpy as np
 
 from perfmodel import KernelConfig, load_device
