@@ -10,8 +10,6 @@ consecutive float4s. Rows are taken to start on a sector boundary (N a multiple 
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ..catalogue import KernelConfig
@@ -55,8 +53,17 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"no C store map for kernel {k}")
 
 
-@lru_cache(maxsize=65536)
+_SECTORS: dict[tuple, int] = {}  # by everything the store map depends on (bk does not: one count serves every bk)
+
+
 def _sectors(cfg: KernelConfig) -> int:
+    key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter)
+    if key not in _SECTORS:
+        _SECTORS[key] = _count(cfg)
+    return _SECTORS[key]
+
+
+def _count(cfg: KernelConfig) -> int:
     rows, cols = (np.asarray(a, dtype=np.int64) for a in _stores(cfg))
     key = rows * (1 << 20) + cols * 4 // SECTOR  # one value per (row, 32-byte sector)
     warps = key.reshape(-1, 32, key.shape[1]) if cfg.threads % 32 == 0 else key[None]
