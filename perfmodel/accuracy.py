@@ -7,7 +7,7 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +16,7 @@ import numpy as np
 from .analysis import load_run, run_device, run_facts, run_figures, rows
 from .errors import UserError
 from .model.figures import Figures
+from .shapes import CLASSES as SHAPE_CLASSES
 
 ACCURACY_SECTION = "## Accuracy set"
 REFERENCE = "reference-calibration-{device}.toml"
@@ -51,6 +52,7 @@ class RunScore:
     spearman_sweep: Optional[float]
     top1_gap_pct: Optional[float]  # how much slower the model's top-1 of the sweep measured than the best
     errors_pct: list
+    class_errors_pct: dict = field(default_factory=dict)  # a shape run's errors by corpus class (hold-out left out)
 
 
 def _spearman(a, b) -> Optional[float]:
@@ -77,7 +79,9 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                     bias_pct=float(err.mean()) if len(err) else float("nan"),
                     spearman_all=_spearman([r["predicted_gflops"] for r in pts], [r["measured_gflops"] for r in pts]),
                     spearman_sweep=_spearman([r["predicted_gflops"] for r in sweep], [r["measured_gflops"] for r in sweep]),
-                    top1_gap_pct=top1, errors_pct=[float(e) for e in err])
+                    top1_gap_pct=top1, errors_pct=[float(e) for e in err],
+                    class_errors_pct={c: [float(r["error_pct"]) for r in pts if r.get("shape_class") == c]
+                                      for c in SHAPE_CLASSES if any(r.get("shape_class") == c for r in pts)})
 
 
 def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path) -> Figures:
@@ -118,8 +122,16 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
                    median_ape_pct=float(np.median(np.abs(e))) if len(e) else float("nan"),
                    bias_pct=float(e.mean()) if len(e) else float("nan"),
                    worst_top1_gap_pct=max((s.top1_gap_pct for s in out if s.top1_gap_pct is not None), default=None))
+    by_class: dict[str, list] = {}
+    for s in out:
+        for c, errs in s.class_errors_pct.items():
+            by_class.setdefault(c, []).extend(errs)
+    if by_class:  # shape runs: pooled per corpus class, in the corpus's order
+        overall["by_class"] = {c: dict(points=len(by_class[c]), mape_pct=float(np.mean(np.abs(by_class[c]))),
+                                       bias_pct=float(np.mean(by_class[c]))) for c in SHAPE_CLASSES if c in by_class}
     return out, overall
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:
-    return dict(runs=[{k: v for k, v in asdict(s).items() if k != "errors_pct"} for s in scores], overall=overall)
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct")} for s in scores],
+                overall=overall)

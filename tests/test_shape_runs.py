@@ -115,6 +115,11 @@ def test_report_of_a_shape_run_has_classes_and_the_size_plot(tmp_path):
     report = write_report(rd, rd, derived).read_text()
     assert "## By shape class" in report and (rd / "shapes.png").exists() and not (rd / "ladder.png").exists()
     assert "## The model's pick per shape" in report and set(derived["summary"]["picks"]) == set(names)
+    from perfmodel.accuracy import score  # `perfmodel accuracy RUN` prints the same classes
+
+    _, overall = score([rd], figures="datasheet", workers=1)
+    assert set(overall["by_class"]) == {"small", "ragged"}
+    assert sum(v["points"] for v in overall["by_class"].values()) == overall["points"]
 
 
 def test_holdout_points_are_not_scored_unless_asked(tmp_path):

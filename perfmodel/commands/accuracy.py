@@ -40,6 +40,13 @@ def run(a) -> int:
               f"{_f(s.spearman_all, '{:.3f}')} | {_f(s.spearman_sweep, '{:.3f}')} | "
               + ("n/a |" if s.top1_gap_pct is None else f"{s.top1_gap_pct:.1f} % slower |"))
     o = overall
+    if o.get("by_class"):
+        print("\nby shape class (the corpus hold-out left out):\n")
+        print("| class | points | MAPE | bias |")
+        print("|---|---|---|---|")
+        for c, v in o["by_class"].items():
+            print(f"| {c} | {v['points']} | {v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |")
+        print()
     print(f"overall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
           f"{o['points']} points in {o['runs']} run{'s' if o['runs'] != 1 else ''}, {o['figures']} figures"
           + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
