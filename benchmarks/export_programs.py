@@ -7,7 +7,7 @@ temporary worktree, same nvcc flags as recorded), so its programs are those of t
 Keys: measure.sass.archive_key (sources, flags, config). Never overwrites. With `--today-only`, only the
 builds of today's sources that no archive under results/ holds yet (a new file beside the older ones).
 With `--edge`, the edge-body loop programs (keys: measure.sass.edge_archive_key) of the points of
-today's sources that have blocks on a ragged edge (model.terms.edge_blocks), which no archive holds yet.
+today's sources that have blocks on a ragged edge (catalogue.edge_blocks), which no archive holds yet.
     PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge]"""
 import hashlib
 import json
@@ -24,7 +24,7 @@ from perfmodel.measure.build import sources_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_BUILD = """import json, sys
-from perfmodel.catalogue import KernelConfig, edge_blocks
+from perfmodel.catalogue import KernelConfig
 from perfmodel.measure.build import compile_cubin
 for kernel, params in json.loads(sys.stdin.read()):
     print(compile_cubin(KernelConfig.make(kernel, **params), "9.0"))

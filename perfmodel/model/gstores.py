@@ -56,7 +56,8 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
 _SECTORS: dict[tuple, int] = {}  # by everything the store map depends on (bk does not: one count serves every bk)
 
 
-def _sectors(cfg: KernelConfig) -> int:
+def c_store_sectors(cfg: KernelConfig) -> int:
+    """32-byte sectors one block's stores of its C tile send to L2."""
     key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter)
     if key not in _SECTORS:
         _SECTORS[key] = _count(cfg)
@@ -71,11 +72,6 @@ def _count(cfg: KernelConfig) -> int:
     return int(warps.shape[0] * warps.shape[2] + (ordered[:, 1:, :] != ordered[:, :-1, :]).sum())
 
 
-def c_store_sectors(cfg: KernelConfig) -> int:
-    """32-byte sectors one block's stores of its C tile send to L2."""
-    return _sectors(cfg)
-
-
 def c_store_ratio(cfg: KernelConfig) -> float:
     """Bytes the C stores move between the SM and L2 per byte of C (1 when every sector is filled)."""
-    return _sectors(cfg) * SECTOR / (4.0 * cfg.bm * cfg.bn)
+    return c_store_sectors(cfg) * SECTOR / (4.0 * cfg.bm * cfg.bn)

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..catalogue import KernelConfig
+from ..catalogue import KernelConfig, edge_blocks
 from ..devices import DeviceSpec
 from ..errors import UserError
 from ..facts import ESTIMATED, BuildFacts, given
@@ -312,7 +312,7 @@ class ComputeStage:
     overlap: np.ndarray
     code_bytes: np.ndarray  # the unrolled k-tile loop's code
     scheduled: np.ndarray  # simulated compute phase (NaN where no loop program)
-    edge_blocks: np.ndarray  # blocks that run the guarded edge body (terms.edge_blocks)
+    edge_blocks: np.ndarray  # blocks that run the guarded edge body (catalogue.edge_blocks)
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
 
@@ -324,7 +324,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     shared-memory-fed outer product (4 LDS.128 per k step). The k-tile loop is unrolled: its code is one
     warp's instructions per tile x 16 B (checked against the SASS of the recorded configs: median ratio
     1.01); past the instruction cache issue slows. Where the binary's loop is known its compute phase
-    is simulated (model.schedule). `edge`: blocks on the ragged edge (terms.edge_blocks), and what their
+    is simulated (model.schedule). `edge`: blocks on the ragged edge (catalogue.edge_blocks), and what their
     guarded body adds per k-tile (_edge_extra)."""
     device = fig.effective
     cmp_, lat = device.compute, device.latency
@@ -428,7 +428,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     ll = littles_law_stage(device, r, o, hz)
     loc = local_stage(device, r, o, builds, ll.tile_bytes)
     w = waves_stage(device, o, t)
-    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=T.edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1])
+    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1])
     t_full, t_tail = c.cycles.max(axis=0), c.cycles_tail.max(axis=0)
     prologue = t.mem_latency + 2 * device.latency.smem_latency_cycles  # first tile of each wave has nothing to overlap
     total_cycles = t.ktiles * (w.full_waves * t_full + (w.tail > 0) * t_tail) + w.n_waves * prologue
@@ -622,7 +622,7 @@ class Prediction(_M):
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
-    edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; terms.edge_blocks)
+    edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     time_s: float

@@ -11,8 +11,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..catalogue import edge_blocks  # noqa: F401  (the kernels' interior rule; the model counts edge blocks with it)
-
 FLOAT = 4.0
 WAVEFRONT_BYTES = 128.0
 
