@@ -2,7 +2,10 @@
    ncu --clock-control none -k regex:sgemm --metrics ... python3 benchmarks/ncu_configs.py [top10]
    top10: the model's top ten of the first four tuning runs (all double_buffer)
    subwave: the default double_buffer, tiled_2d_float4 and warp_tiled at M = BM, N = BN x nb, K = 8192 for
-   nb = 66 (half the H100's SMs hold one block) and nb = 528 (four per SM): what one block per SM lacks"""
+   nb = 66 (half the H100's SMs hold one block) and nb = 528 (four per SM): what one block per SM lacks
+   fewwarps: tiled_2d and tiled_1d blocks of 2 to 16 warps (configurations of the recorded shape runs that the
+   model predicts 15-75 % fast with one block per SM) at M = BM, N = BN x 66, K = 8192: where the cycles of a
+   lone block of few warps go (stall reasons per issued instruction)"""
 import sys
 
 from perfmodel import KernelConfig
@@ -20,7 +23,21 @@ TOP10 = [("double_buffer", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for bm, bn, b
     (64, 256, 16, 16), (128, 128, 16, 16), (256, 128, 8, 16), (128, 128, 8, 16), (64, 256, 8, 16))]
 if sys.argv[1:] == ["top10"]:
     CONFIGS = TOP10
+FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
+       ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
+       ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
+       ("tiled_2d_float4", dict(bm=128, bn=16, bk=8, tm=16, tn=4)), ("double_buffer", dict(bm=128, bn=128, bk=8, tm=8, tn=8))]
 gpu = Gpu()
+if sys.argv[1:] == ["fewwarps"]:
+    for k, p in FEW:
+        cfg = KernelConfig.make(k, **p)
+        fn = gpu.function(cfg)
+        M, N, K = cfg.bm, cfg.bn * 66, 8192
+        prob = Problem(gpu, M, N, K)
+        print(f"kernel {cfg.label().replace(' ', '')} blocks=66 warps={cfg.threads // 32} regs={fn.num_regs}", flush=True)
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+        gpu.sync()
+    sys.exit(0)
 if sys.argv[1:] == ["subwave"]:
     for k in ("double_buffer", "tiled_2d_float4", "warp_tiled"):
         cfg = KernelConfig.make(k)
