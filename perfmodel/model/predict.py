@@ -159,7 +159,7 @@ class TrafficStage:
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
     """Bytes per level (terms.l2_to_sm_bytes with the sector bytes of the kernel's C stores,
     terms.dram_bytes with the blocks running at once) and the average global-load latency the loads'
-    L2 hit rate gives (terms.mem_latency)."""
+    L2 hit rate gives (terms.mem_latency), DRAM's where all blocks run in one wave (terms.one_wave_latency)."""
     mem, lat = device.memory, device.latency
     _, _, blocks, ktiles = T.grid(M, N, K, r.bm, r.bn, r.bk)
     conc = np.minimum(blocks, o.blocks_per_sm * device.compute.sm_count)
@@ -167,6 +167,7 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     drb = T.dram_bytes(M, N, K, r.bm, r.bn, conc, mem.l2_bytes)
     tiles_total = np.maximum(blocks * ktiles, 1)
     L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn), lat.l2_latency_cycles, lat.dram_latency_cycles)
+    L_mem = T.one_wave_latency(L_mem, lat.dram_latency_cycles, blocks, np.maximum(o.blocks_per_sm, 1) * device.compute.sm_count)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit)

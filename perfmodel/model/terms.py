@@ -77,6 +77,22 @@ def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
     return hit * l2_lat + (1.0 - hit) * dram_lat, hit
 
 
+def one_wave_latency(mem_lat, dram_lat, blocks, blocks_per_wave):
+    """The load latency of a problem whose blocks all run in one wave: DRAM's, whatever the L2 hit rate.
+
+    mem_latency mixes L2 and DRAM latency by the share of L2 requests DRAM does not serve, a rate over
+    the whole run: later blocks reuse panels earlier ones brought in. When every block runs at once
+    (blocks <= SMs x blocks per SM) there are no earlier blocks: the blocks sharing a panel request each
+    k-tile of it at about the same time, every k-tile is the first touch of its lines since the L2 was
+    flushed (validate flushes it before each repetition), and all of them wait for the same DRAM fill.
+    On the H100 a lone 8 KB tile takes about 2.0 k cycles from DRAM against 0.8-1.0 k from the L2, for a
+    contiguous stream and a GEMM tile walk alike, with 8, 66 or 132 blocks (benchmarks/dram_scatter.py,
+    results/archive/dram-scatter-20261123-h100-sxm.txt): the tile's DRAM premium is larger than the
+    pointer chase's (dram - l2 latency), so the pointer chase's DRAM latency used here is a lower bound.
+    Problems of more than one wave keep the mix."""
+    return np.where(np.asarray(blocks) <= np.asarray(blocks_per_wave), dram_lat, mem_lat)
+
+
 # ---- time per k-tile -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class TileWork:
