@@ -59,10 +59,12 @@ def render(p: Prediction) -> str:
     elif p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")
-    L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: global latency, {via}, "
+    glob = ("global latency (DRAM's: all blocks run in one wave, so every k-tile is a first touch)"
+            if w.blocks <= w.blocks_per_wave else "global latency (L2 and DRAM mixed by the loads' hit rate)")
+    L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
              f"store and barrier)" if p.scheduled_compute_cycles is None else
              f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
-             f"global latency, {via})")
+             f"{glob}, {via})")
     if p.edge_blocks:
         L.append(f"Edge: {p.edge_blocks:,} of {p.waves.blocks:,} blocks lie on a ragged edge and run the guarded edge body: "
                  + (f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave (its loop and the k-tile loop "

@@ -65,3 +65,12 @@ def test_the_one_wave_latency_on_the_recorded_one_wave_shapes():
     a, b = np.array(list(with_term.values())), np.array([without[k] for k in with_term])
     assert np.abs(a).mean() < 0.8 * np.abs(b).mean()
     assert 0 < a.mean() < b.mean()
+
+
+def test_predict_says_which_latency_it_took(capsys):
+    from perfmodel.cli import main
+
+    assert main(["predict", "--device", "h100-sxm", "-M", "128", "-N", "1024", "-K", "4096"]) == 0
+    assert "DRAM's: all blocks run in one wave" in capsys.readouterr().out
+    assert main(["predict", "--device", "h100-sxm", "--size", "4096"]) == 0
+    assert "L2 and DRAM mixed by the loads' hit rate" in capsys.readouterr().out
