@@ -5,10 +5,12 @@ Runs made with today's kernel sources are built here; a run made with older sour
 the kernels and build code of the commit whose kernels/ hash to the run's kernel_sources_sha256 (in a
 temporary worktree, same nvcc flags as recorded), so its programs are those of the binaries that ran.
 Keys: measure.sass.archive_key (sources, flags, config). Never overwrites. With `--today-only`, only the
-builds of today's sources that no archive under results/ holds yet (a new file beside the older ones).
+builds of today's sources that no archive under results/ holds yet with its stall counts (a new file
+beside the older ones).
 With `--edge`, the edge-body loop programs (keys: measure.sass.edge_archive_key) of the points of
 today's sources that have blocks on a ragged edge (catalogue.edge_blocks), which no archive holds yet.
-    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge]"""
+With `--runs RUN ...` (last), only those runs' builds.
+    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge] [--runs RUN ...]"""
 import hashlib
 import json
 import os
@@ -59,7 +61,7 @@ def build_old(commit: str, configs: list) -> list:
                                capture_output=True, text=True, check=True)
             out = []
             for cubin in r.stdout.split():
-                listing = subprocess.run([sass.find_nvdisasm(), cubin], capture_output=True, text=True, check=True).stdout
+                listing = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, cubin], capture_output=True, text=True, check=True).stdout
                 out.append(sass.loop_program(listing))
             return out
         finally:
@@ -71,7 +73,10 @@ def edge_main():
     today = sources_sha256()
     held = sass.ProgramArchive([ROOT / "results"])
     cfgs: dict[str, tuple] = {}
+    only = set(sys.argv[sys.argv.index("--runs") + 1:]) if "--runs" in sys.argv else None
     for raw in sorted((ROOT / "results").glob("*/raw.json")):
+        if only is not None and raw.parent.name not in {Path(r).name for r in only}:
+            continue
         r = json.loads(raw.read_text())
         env = r["environment"]
         if env["compute_capability"] != "9.0" or env.get("kernel_sources_sha256") != today:
@@ -99,7 +104,10 @@ def main():
     today = sources_sha256()
     today_only = "--today-only" in sys.argv[2:]
     by_sources: dict[tuple, dict] = {}
+    only = set(sys.argv[sys.argv.index("--runs") + 1:]) if "--runs" in sys.argv else None
     for raw in sorted((ROOT / "results").glob("*/raw.json")):
+        if only is not None and raw.parent.name not in {Path(r).name for r in only}:
+            continue
         r = json.loads(raw.read_text())
         env = r["environment"]
         if env["compute_capability"] != "9.0" or not env.get("kernel_sources_sha256"):
@@ -115,7 +123,7 @@ def main():
         if sha == today:
             if today_only:  # what the archives under results/ already hold is not written again
                 held = sass.ProgramArchive([ROOT / "results"])
-                kcfgs = [c for c in kcfgs if held.program(archive_key(sha, flags, c)) is None]
+                kcfgs = [c for c in kcfgs if "stall" not in (held.program(archive_key(sha, flags, c)) or {})]
                 items = [(c.kernel, c.params()) for c in kcfgs]
             progs = [(sass_facts(c, "9.0") or {}).get("loop_program") for c in kcfgs]
             src = "today's sources"

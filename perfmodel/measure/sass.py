@@ -26,6 +26,9 @@ from . import build, toolchain, wheels
 BIG_FFMA_BLOCK = 64
 
 
+DISASM_ARGS = ("-hex",)  # each instruction's words too: the control codes (stall counts) of the loop program
+
+
 def find_nvdisasm() -> Optional[str]:
     """nvdisasm: the local toolkit's (PATH or /usr/local/cuda; not with PERFMODEL_IGNORE_LOCAL_TOOLKIT=1),
     else the `nvidia-cuda-nvdisasm` wheel's (13.2 and newer: sm_75 and newer only), else None."""
@@ -145,6 +148,9 @@ def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
     return out
 
 
+_HEX_WORD = re.compile(r"^\s*/\*\s*0x[0-9a-f]{16}\s*\*/\s*$")
+
+
 def loop_lines(sass: str) -> Optional[list[str]]:
     """The listing lines of the k-tile loop: from the label of the backward branch whose body holds the
     most FFMAs to that branch; None without a backward branch."""
@@ -154,7 +160,8 @@ def loop_lines(sass: str) -> Optional[list[str]]:
     for i, ln in enumerate(lines):
         m = re.search(r"\bBRA\b.*`\((\.L_x_\d+)\)", ln)
         if m and m.group(1) in labels and labels[m.group(1)] < i:
-            body = lines[labels[m.group(1)]:i + 1]
+            end = i + 2 if i + 1 < len(lines) and _HEX_WORD.match(lines[i + 1]) else i + 1  # -hex: the branch's 2nd word
+            body = lines[labels[m.group(1)]:end]
             n = sum("FFMA" in x for x in body)
             if best is None or n > best[0]:
                 best = (n, body)
@@ -189,7 +196,27 @@ def loop_program(sass: str) -> Optional[dict]:
                 deps[i] = sorted(ds)
             for r in dst:
                 writer[r] = j
-    return dict(id=hashlib.sha1("\n".join(body).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
+    prog = dict(id=hashlib.sha1("\n".join(body).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
+    stall = _stall_counts(body)
+    if stall is not None and len(stall) == n:
+        prog["stall"] = stall
+    return prog
+
+
+def _stall_counts(body: list[str]) -> Optional[list[int]]:
+    """Per instruction of a `nvdisasm -hex` loop body, the stall count of its control code: the cycles
+    the scheduler holds the warp before its next instruction (bits 41-44 of the instruction's high
+    word, the word nvdisasm -hex prints on the line after it; Volta and newer). None for a listing
+    without the words."""
+    out = []
+    for i, line in enumerate(body):
+        if not re.search(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);", line):
+            continue
+        m = re.search(r"/\*\s*(0x[0-9a-f]{16})\s*\*/\s*$", body[i + 1]) if i + 1 < len(body) else None
+        if m is None:
+            return None
+        out.append((int(m.group(1), 16) >> 41) & 0xF)
+    return out
 
 
 def prefetch_effective(opcodes: list[str]) -> bool:
@@ -205,7 +232,7 @@ def facts_of_cubin(cubin: bytes) -> Optional[dict]:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        r = subprocess.run([exe, f.name], capture_output=True, text=True)
+        r = subprocess.run([exe, *DISASM_ARGS, f.name], capture_output=True, text=True)
     if r.returncode != 0:
         return None
     return listing_facts(r.stdout)
@@ -260,12 +287,12 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass5"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass6"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
     cubin = build.compile_cubin(cfg, compute_capability)
-    r = subprocess.run([exe, str(cubin)], capture_output=True, text=True)
+    r = subprocess.run([exe, *DISASM_ARGS, str(cubin)], capture_output=True, text=True)
     if r.returncode != 0:  # e.g. the nvdisasm wheels (13.2+) refuse sm_50-sm_72
         return None
     facts = dict(listing_facts(r.stdout), arch=f"sm_{build.arch_of(compute_capability)}")
@@ -338,6 +365,9 @@ class ProgramArchive:
         self.files = [p for d in folders for p in sorted(Path(d).glob(ARCHIVE_GLOB))]
 
     def program(self, key: str) -> Optional[dict]:
+        """The program archived under key; where several archives hold it, one with stall counts first
+        (archives written before programs carried them hold the same loop without)."""
+        found = None
         for p in self.files:
             if p not in _ARCHIVE_FILES:
                 try:
@@ -347,5 +377,7 @@ class ProgramArchive:
             a = _ARCHIVE_FILES[p]
             pid = a.get("keys", {}).get(key)
             if pid is not None:
-                return a["programs"][pid]
-        return None
+                if "stall" in a["programs"][pid]:
+                    return a["programs"][pid]
+                found = found or a["programs"][pid]
+        return found

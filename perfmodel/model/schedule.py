@@ -21,6 +21,11 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
 - Global loads deliver at once here: their latency is the load phase, which the model charges
   separately (terms.tile_cycles), so the simulation is the compute phase only.
 - A barrier holds a warp until the warps of its block on this scheduler have reached it.
+- A warp's next instruction waits out the stall count the compiler wrote into this one's control
+  code (nvdisasm -hex; 1 where the program carries none): with one warp per scheduler that is the
+  "wait" stall ncu reports (0.11-0.64 cycles per instruction on the loops of
+  results/archive/ncu-fewwarps-20261123-h100-sxm.csv against 0.12-0.73 measured); other warps issue
+  in those cycles.
 - Ready warps issue loose round-robin (the least recently issued first).
 - The queue in front of the pipe is unbounded (its depth is not measured): a load waits there, its
   consumers wait for it, but issue does not; a pass is never shorter than the pipe's work in it.
@@ -53,6 +58,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     W = max(int(warps), 1)
     per_block = max(1, min(int(warps_per_block), W))
     cost = [c_ffma if k == "F" else 1.0 for k in cls]
+    hold = [float(x) for x in program.get("stall") or [1] * n]  # control-code stall counts (1: none read)
     wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else float(wide[i]) if k in "GLK" else 0.0
           for i, k in enumerate(cls)]
     lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
@@ -98,7 +104,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             active -= 1
         else:
             j = g % n
-            r = 0.0
+            r = t + hold[i]  # the warp's next instruction waits out this one's stall count
             dw = done[w]
             for d in deps[j]:
                 if g - d >= 0 and dw[g - d] > r:
