@@ -8,7 +8,8 @@ Keys: measure.sass.archive_key (sources, flags, config). Never overwrites. With 
 builds of today's sources that no archive under results/ holds yet with its stall counts (a new file
 beside the older ones).
 With `--edge`, the edge-body loop programs (keys: measure.sass.edge_archive_key) of the points of
-today's sources that have blocks on a ragged edge (catalogue.edge_blocks), which no archive holds yet.
+today's sources that have blocks on a ragged edge (catalogue.edge_blocks), which no archive holds yet
+with stall counts.
 With `--runs RUN ...` (last), only those runs' builds.
     PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge] [--runs RUN ...]"""
 import hashlib
@@ -86,7 +87,7 @@ def edge_main():
                 continue
             c = KernelConfig.make(m["kernel"], **m["config"])
             key = sass.edge_archive_key(today, env["nvcc_flags"], c)
-            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and held.program(key) is None:
+            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and "stall" not in (held.program(key) or {}):
                 cfgs[key] = c
     programs = {}
     for i, (key, c) in enumerate(cfgs.items(), 1):

@@ -82,3 +82,46 @@ def test_the_hex_listing_reads_the_same_facts_as_the_plain_one():
                 assert len(b[key]["stall"]) == len(b[key]["cls"])
             else:
                 assert a[key] == b[key], key
+
+
+def test_stall_counts_on_the_recorded_shapes_of_few_warps():
+    """The H100 shape run's points (three classes, hold-out left out) whose SMs hold at most 8 warps,
+    replayed with the archived programs' stall counts and without them: the error must fall."""
+    import importlib
+
+    from perfmodel import analysis
+
+    sch = importlib.import_module("perfmodel.model.schedule")
+    run_dir = "results/20261123-185325-h100-sxm-shapes-all"
+    run = analysis.load_run(run_dir)
+    keep = [m for m in run.measurements if analysis.shape_class(m.shape) in ("large_k", "skinny_n", "small")
+            and not analysis.is_holdout(m.shape)]
+    run = run.model_copy(update=dict(measurements=keep))
+    facts, fig = analysis.run_facts(run, run_dir), analysis.run_figures(run_dir)
+
+    def errors():
+        out = {}
+        for r in analysis.rows(run, fig, facts):
+            p = r.get("_prediction")
+            if r.get("error_pct") is None or not r["loop_program"]:
+                continue
+            o = p.occupancy
+            resident = min(o.blocks_per_sm, -(-p.waves.blocks // 132)) * o.warps_per_sm / max(o.blocks_per_sm, 1)
+            if resident <= 8:
+                out[(r["shape"], r["kernel"], r["config"])] = r["error_pct"]
+        return out
+
+    with_stalls = errors()
+    orig = sch.simulate
+
+    def no_stalls(program, *a, **k):
+        return orig({**{x: v for x, v in program.items() if x != "stall"}, "id": program["id"] + "-nostall"}, *a, **k)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sch, "simulate", no_stalls)
+        sch._cached.cache_clear()
+        without = errors()
+    sch._cached.cache_clear()
+    assert with_stalls.keys() == without.keys() and len(with_stalls) >= 60
+    a, b = np.array(list(with_stalls.values())), np.array([without[k] for k in with_stalls])
+    assert np.abs(a).mean() < np.abs(b).mean() and a.mean() < b.mean()
