@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from perfmodel import KernelConfig, load_device
-from perfmodel import analysis
+from recorded import shape_run_errors
 from perfmodel.model import terms as T
 from perfmodel.model.predict import Problem, predict_batch
 
@@ -41,21 +41,9 @@ def test_the_one_wave_latency_on_the_recorded_one_wave_shapes():
     """The H100 shape run's points whose grid fits in one wave and has no edge block (classes where
     such grids are common; hold-out left out), with and without the term: the error must fall, and the
     model stays optimistic there (the rest is the loop of a lone block of few warps: docs/model.md)."""
-    run = analysis.load_run(SHAPE_RUN)
-    keep = [m for m in run.measurements if analysis.shape_class(m.shape) in ("large_k", "skinny_n", "skinny_m")
-            and not analysis.is_holdout(m.shape)]
-    run = run.model_copy(update=dict(measurements=keep))
-    facts, fig = analysis.run_facts(run, SHAPE_RUN), analysis.run_figures(SHAPE_RUN)
-
     def errors():
-        out = {}
-        for r in analysis.rows(run, fig, facts):
-            p = r.get("_prediction")
-            if r.get("error_pct") is None or p.edge_blocks:
-                continue
-            if p.waves.blocks <= p.waves.blocks_per_wave:
-                out[(r["shape"], r["kernel"], r["config"])] = r["error_pct"]
-        return out
+        return shape_run_errors(SHAPE_RUN, ("large_k", "skinny_n", "skinny_m"),
+                                lambda r, p: not p.edge_blocks and p.waves.blocks <= p.waves.blocks_per_wave)
 
     with_term = errors()
     with pytest.MonkeyPatch.context() as mp:

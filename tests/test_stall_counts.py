@@ -89,27 +89,17 @@ def test_stall_counts_on_the_recorded_shapes_of_few_warps():
     replayed with the archived programs' stall counts and without them: the error must fall."""
     import importlib
 
-    from perfmodel import analysis
+    from recorded import shape_run_errors
 
     sch = importlib.import_module("perfmodel.model.schedule")
-    run_dir = "results/20261123-185325-h100-sxm-shapes-all"
-    run = analysis.load_run(run_dir)
-    keep = [m for m in run.measurements if analysis.shape_class(m.shape) in ("large_k", "skinny_n", "small")
-            and not analysis.is_holdout(m.shape)]
-    run = run.model_copy(update=dict(measurements=keep))
-    facts, fig = analysis.run_facts(run, run_dir), analysis.run_figures(run_dir)
+
+    def few_warps(r, p):
+        o = p.occupancy
+        resident = min(o.blocks_per_sm, -(-p.waves.blocks // 132)) * o.warps_per_sm / max(o.blocks_per_sm, 1)
+        return r["loop_program"] and resident <= 8
 
     def errors():
-        out = {}
-        for r in analysis.rows(run, fig, facts):
-            p = r.get("_prediction")
-            if r.get("error_pct") is None or not r["loop_program"]:
-                continue
-            o = p.occupancy
-            resident = min(o.blocks_per_sm, -(-p.waves.blocks // 132)) * o.warps_per_sm / max(o.blocks_per_sm, 1)
-            if resident <= 8:
-                out[(r["shape"], r["kernel"], r["config"])] = r["error_pct"]
-        return out
+        return shape_run_errors("results/20261123-185325-h100-sxm-shapes-all", ("large_k", "skinny_n", "small"), few_warps)
 
     with_stalls = errors()
     orig = sch.simulate
