@@ -69,16 +69,25 @@ def build_old(commit: str, configs: list) -> list:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(wt)], capture_output=True)
 
 
+def recorded_runs():
+    """The raw.json records under results/ (only the runs named after `--runs`, where given)."""
+    only = {Path(r).name for r in sys.argv[sys.argv.index("--runs") + 1:]} if "--runs" in sys.argv else None
+    for raw in sorted((ROOT / "results").glob("*/raw.json")):
+        if only is None or raw.parent.name in only:
+            yield json.loads(raw.read_text())
+
+
+def held_with_stalls(held, key: str) -> bool:
+    """Whether an archive under results/ holds key's program with its stall counts."""
+    return "stall" in (held.program(key) or {})
+
+
 def edge_main():
     """--edge: the edge-body loops of today's-source points with edge blocks."""
     today = sources_sha256()
     held = sass.ProgramArchive([ROOT / "results"])
     cfgs: dict[str, tuple] = {}
-    only = set(sys.argv[sys.argv.index("--runs") + 1:]) if "--runs" in sys.argv else None
-    for raw in sorted((ROOT / "results").glob("*/raw.json")):
-        if only is not None and raw.parent.name not in {Path(r).name for r in only}:
-            continue
-        r = json.loads(raw.read_text())
+    for r in recorded_runs():
         env = r["environment"]
         if env["compute_capability"] != "9.0" or env.get("kernel_sources_sha256") != today:
             continue
@@ -87,7 +96,7 @@ def edge_main():
                 continue
             c = KernelConfig.make(m["kernel"], **m["config"])
             key = sass.edge_archive_key(today, env["nvcc_flags"], c)
-            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and "stall" not in (held.program(key) or {}):
+            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and not held_with_stalls(held, key):
                 cfgs[key] = c
     programs = {}
     for i, (key, c) in enumerate(cfgs.items(), 1):
@@ -105,11 +114,7 @@ def main():
     today = sources_sha256()
     today_only = "--today-only" in sys.argv[2:]
     by_sources: dict[tuple, dict] = {}
-    only = set(sys.argv[sys.argv.index("--runs") + 1:]) if "--runs" in sys.argv else None
-    for raw in sorted((ROOT / "results").glob("*/raw.json")):
-        if only is not None and raw.parent.name not in {Path(r).name for r in only}:
-            continue
-        r = json.loads(raw.read_text())
+    for r in recorded_runs():
         env = r["environment"]
         if env["compute_capability"] != "9.0" or not env.get("kernel_sources_sha256"):
             continue
@@ -124,7 +129,7 @@ def main():
         if sha == today:
             if today_only:  # what the archives under results/ already hold is not written again
                 held = sass.ProgramArchive([ROOT / "results"])
-                kcfgs = [c for c in kcfgs if "stall" not in (held.program(archive_key(sha, flags, c)) or {})]
+                kcfgs = [c for c in kcfgs if not held_with_stalls(held, archive_key(sha, flags, c))]
                 items = [(c.kernel, c.params()) for c in kcfgs]
             progs = [(sass_facts(c, "9.0") or {}).get("loop_program") for c in kcfgs]
             src = "today's sources"

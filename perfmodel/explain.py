@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .model import Prediction
+from .model.terms import one_wave
 
 
 def _si(x: float, unit: str) -> str:
@@ -60,7 +61,7 @@ def render(p: Prediction) -> str:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")
     glob = ("global latency (DRAM's: all blocks run in one wave, so every k-tile is a first touch)"
-            if w.blocks <= w.blocks_per_wave else "global latency (L2 and DRAM mixed by the loads' hit rate)")
+            if one_wave(w.blocks, w.blocks_per_wave) else "global latency (L2 and DRAM mixed by the loads' hit rate)")
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
              f"store and barrier)" if p.scheduled_compute_cycles is None else
              f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "

@@ -126,12 +126,15 @@ def _regs(tok: str, width: int) -> list[int]:
     return out
 
 
+_INSTRUCTION = re.compile(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);")  # an nvdisasm instruction line
+
+
 def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
     """(opcode, destination registers, source registers) of nvdisasm lines (predicates and uniform
     registers dropped; RZ is not a register)."""
     out = []
     for line in lines:
-        m = re.search(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);", line)
+        m = _INSTRUCTION.search(line)
         if not m:
             continue
         op, args = m.group(2), m.group(3)
@@ -148,7 +151,7 @@ def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
     return out
 
 
-_HEX_WORD = re.compile(r"^\s*/\*\s*0x[0-9a-f]{16}\s*\*/\s*$")
+_HEX_WORD = re.compile(r"^\s*/\*\s*(0x[0-9a-f]{16})\s*\*/\s*$")  # nvdisasm -hex: an instruction's high word
 
 
 def loop_lines(sass: str) -> Optional[list[str]]:
@@ -210,9 +213,9 @@ def _stall_counts(body: list[str]) -> Optional[list[int]]:
     without the words."""
     out = []
     for i, line in enumerate(body):
-        if not re.search(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);", line):
+        if not _INSTRUCTION.search(line):
             continue
-        m = re.search(r"/\*\s*(0x[0-9a-f]{16})\s*\*/\s*$", body[i + 1]) if i + 1 < len(body) else None
+        m = _HEX_WORD.match(body[i + 1]) if i + 1 < len(body) else None
         if m is None:
             return None
         out.append((int(m.group(1), 16) >> 41) & 0xF)

@@ -90,7 +90,12 @@ def one_wave_latency(mem_lat, dram_lat, blocks, blocks_per_wave):
     results/archive/dram-scatter-20261123-h100-sxm.txt): the tile's DRAM premium is larger than the
     pointer chase's (dram - l2 latency), so the pointer chase's DRAM latency used here is a lower bound.
     Problems of more than one wave keep the mix."""
-    return np.where(np.asarray(blocks) <= np.asarray(blocks_per_wave), dram_lat, mem_lat)
+    return np.where(one_wave(blocks, blocks_per_wave), dram_lat, mem_lat)
+
+
+def one_wave(blocks, blocks_per_wave):
+    """Whether every block of the grid runs at once (the rule of one_wave_latency)."""
+    return np.asarray(blocks) <= np.asarray(blocks_per_wave)
 
 
 # ---- time per k-tile -----------------------------------------------------------------------
