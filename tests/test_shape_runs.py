@@ -142,3 +142,24 @@ def test_holdout_points_are_not_scored_unless_asked(tmp_path):
     assert s["holdout_unscored"] == sum(1 for m in ms if m.M == 1024 and m.verified and m.kernel != "cublas")
     full = rows(syn, fig, run_facts(syn, src), holdout=True)
     assert summary(full)["points"] > s["points"]
+
+
+def test_a_complete_runs_log_is_packed_losslessly(plan, tmp_path):
+    """pack_log keeps points.jsonl as points.jsonl.xz once raw.json holds every point of it, and reads
+    back the same points; a log with a point raw.json lacks stays as it is."""
+    from perfmodel.measure.records import Run
+
+    _, pts, _, _ = plan
+    ms = [Measurement(kernel=q.kernel, config=q.config, group=q.group, shape=q.shape, M=q.M, N=q.N, K=q.K,
+                      verified=True, verification="full", gflops_median=float(i + 1)) for i, q in enumerate(pts[:6])]
+    log = tmp_path / "points.jsonl"
+    log.write_text("".join(m.model_dump_json() + "\n" for m in ms))
+    assert not validate.pack_log(tmp_path)  # no raw.json yet
+    (tmp_path / "raw.json").write_text(Run(environment=ENV, device_toml="", measurements=ms[:5]).model_dump_json())
+    assert not validate.pack_log(tmp_path) and log.exists()  # raw.json lacks the sixth point
+    (tmp_path / "raw.json").write_text(Run(environment=ENV, device_toml="", measurements=ms).model_dump_json())
+    before = validate._recorded(log)
+    assert validate.pack_log(tmp_path)
+    assert not log.exists() and (tmp_path / "points.jsonl.xz").exists()
+    assert validate._recorded(log) == before == ms
+    assert not validate.pack_log(tmp_path)  # nothing left to pack

@@ -2,6 +2,7 @@
 point, time it beside cuBLAS, write a new results folder (raw.json, summary.csv/json, report)."""
 from __future__ import annotations
 
+import lzma
 import platform
 import random
 import subprocess
@@ -223,10 +224,13 @@ def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None =
 
 
 def _recorded(path: Path) -> list[Measurement]:
-    """The points a shape run recorded (points.jsonl; a last line cut short by a killed run is dropped)."""
+    """The points a shape run recorded (points.jsonl, or points.jsonl.xz once the run is complete and
+    packed; a last line cut short by a killed run is dropped)."""
     out = []
-    if path.exists():
-        for line in path.read_text().splitlines():
+    packed = path.with_name(path.name + ".xz")
+    text = path.read_text() if path.exists() else lzma.decompress(packed.read_bytes()).decode() if packed.exists() else ""
+    if text:
+        for line in text.splitlines():
             try:
                 out.append(Measurement.model_validate_json(line))
             except ValueError:
@@ -273,6 +277,7 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         if (out / "raw.json").exists():
             if (out / "summary.json").exists():
                 raise UserError(f"{out} is complete (raw.json and its report exist); nothing to resume")
+            pack_log(out)
             return _finish(out)  # every point is recorded; the report was cut short: no GPU needed
     gpu = Gpu()
     if resume is not None:
@@ -330,7 +335,28 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         return 1 if failed else 0
     run = Run(environment=plan.environment, device_toml=plan.device_toml, measurements=[recorded[p.key()] for p in plan.points])
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    pack_log(out)
     return _finish(out, failed)
+
+
+def pack_log(out: Path) -> bool:
+    """Once raw.json holds every point, the append log points.jsonl is kept compressed
+    (points.jsonl.xz, about a tenth of its size): written, read back and compared byte for byte, and
+    only then is the plain log removed. False (nothing changed) where there is no log or raw.json
+    lacks one of its points."""
+    log, packed = out / "points.jsonl", out / "points.jsonl.xz"
+    if not log.is_file() or packed.exists() or not (out / "raw.json").is_file():
+        return False
+    data = log.read_bytes()
+    held = {measurement_key(m) for m in Run.model_validate_json((out / "raw.json").read_text()).measurements}
+    if any(measurement_key(m) not in held for m in _recorded(log)):
+        return False
+    packed.write_bytes(lzma.compress(data, preset=9))
+    if lzma.decompress(packed.read_bytes()) != data:
+        packed.unlink()
+        raise RuntimeError(f"{packed} did not read back as {log}; the log is kept")
+    log.unlink()
+    return True
 
 
 def _finish(out: Path, failed: int = 0) -> int:
