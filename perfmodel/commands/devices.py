@@ -8,12 +8,13 @@ from ..measure.detect import detect_device
 
 def run(a) -> int:
     if a.action == "list":
-        print(f"{'name':10} {'CC':4} {'SMs':>4} {'boost MHz':>9} {'FP32 GFLOPS':>11} {'DRAM GB/s':>9} {'L2 MB':>6}  "
+        w = max(10, *map(len, shipped_devices()))
+        print(f"{'name':{w}} {'CC':4} {'SMs':>4} {'boost MHz':>9} {'FP32 GFLOPS':>11} {'DRAM GB/s':>9} {'L2 MB':>6}  "
               f"{'SM figures':10}  marketing name")
         for name in shipped_devices():
             d = load_device(name)
             sm = "measured" if generation_measured(d) else "datasheet"
-            print(f"{name:10} {d.compute_capability:4} {d.compute.sm_count:4} {d.compute.sm_clock_boost_MHz:9.0f} "
+            print(f"{name:{w}} {d.compute_capability:4} {d.compute.sm_count:4} {d.compute.sm_clock_boost_MHz:9.0f} "
                   f"{d.peak_fp32_GFLOPS():11,.0f} {d.memory.dram_bandwidth_GBps:9,.0f} {d.memory.l2_bytes / 2**20:6.1f}  "
                   f"{sm:10}  {d.marketing_name}")
         print("SM figures: measured = calibrate measured a GPU of the generation (predict uses them unless --figures datasheet)")
