@@ -87,6 +87,15 @@ def _check(a) -> None:
         raise UserError("--figures datasheet and --calibration exclude each other (a calibration's figures are measured)")
     if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
+    if a.cmd == "accuracy" and a.published is not None:
+        if a.runs:
+            raise UserError("--published scores the published measurements; it takes no RUN folders")
+        if a.calibration:
+            raise UserError("--published takes no --calibration (nobody calibrated those GPUs here)")
+        if a.figures == "measured":
+            raise UserError("--published takes --figures generation or datasheet (nobody calibrated those GPUs here)")
+    if a.cmd == "accuracy" and a.figures is None:
+        a.figures = "generation" if a.published is not None else "measured"
     if a.cmd == "accuracy" and a.figures != "measured" and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
     if a.cmd == "validate" and a.resume:
@@ -193,10 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     ac = sub.add_parser("accuracy", help="the model's accuracy over recorded runs (no GPU)")
     ac.add_argument("runs", nargs="*", metavar="RUN",
                     help="results folders (default: the accuracy set that results/README.md lists)")
-    ac.add_argument("--figures", choices=["measured", "generation", "datasheet"], default="measured",
+    ac.add_argument("--figures", choices=["measured", "generation", "datasheet"], default=None,
                     help="device figures: measured = a calibration (default); generation = the SM generation's "
-                         "measured figures with the device file's memory system (no calibration of that GPU); "
-                         "datasheet = none")
+                         "measured figures with the device file's memory system (no calibration of that GPU; "
+                         "the default with --published); datasheet = none")
+    ac.add_argument("--published", nargs="?", const="", metavar="FILE",
+                    help="score the published measurements of other GPUs instead of recorded runs "
+                         "(default file: published/sgemm.toml)")
     ac.add_argument("--calibration", help="calibration file (default: the reference calibration of the run's device)")
     ac.add_argument("--results", default="results", help="the results folder holding README.md and the runs (default results)")
     ac.add_argument("--json", action="store_true", help="print the table as JSON")

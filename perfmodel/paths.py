@@ -1,4 +1,4 @@
-"""Where the shipped data (devices/, kernels/, shapes/) lives: the source tree or the installed wheel; and the
+"""Where the shipped data (devices/, kernels/, shapes/, published/) lives: the source tree or the installed wheel; and the
 one way cache files are written."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ _PKG = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
-    """Return the folder `name` ("devices", "kernels" or "shapes").
+    """Return the folder `name` ("devices", "kernels", "shapes" or "published").
 
     A wheel carries them as perfmodel/_data/<name> (pyproject force-include); a source
     checkout or an editable install has them beside the package.

@@ -86,6 +86,11 @@ CASES = [
     ("predict", ["predict", "--device", "h200", "--figures", "datasheet", "--calibration", str(CAL)], "exclude each other"),
     ("sweep", ["sweep", "--device", "h200", "--figures", "datasheet", "--calibration", str(CAL)], "exclude each other"),
     ("accuracy", ["accuracy", str(RUN), "--figures", "generation", "--calibration", str(CAL)], "has no effect with --figures generation"),
+    ("accuracy", ["accuracy", "--published", "--figures", "measured"], "takes --figures generation or datasheet"),
+    ("accuracy", ["accuracy", str(RUN), "--published"], "takes no RUN folders"),
+    ("accuracy", ["accuracy", "--published", "--calibration", str(CAL)], "takes no --calibration"),
+    ("accuracy", ["accuracy", "--published", "{binary.toml}"], "not a text file"),
+    ("accuracy", ["accuracy", "--published", "{inf.toml}"], "source: Field required"),
     # misleading message
     ("predict", ["predict", "--device", "{folder.toml}"], "is a folder"),
     ("report", ["report", "{file}", "--out", "{tmp}/o"], "not a folder"),

@@ -1,0 +1,163 @@
+"""Published SGEMM measurements of GPUs nobody measured here (published/sgemm.toml) and the model's
+accuracy on them. Each point is predicted from its device file (datasheet figures, or the SM
+generation's measured ones where a GPU of that generation was calibrated) and the compiler's facts of
+the kernel's binary for the GPU's architecture (facts.for_config: the local nvcc, else NVIDIA's
+compiler wheels; no GPU). No GPU needed."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
+
+from . import facts
+from .catalogue import KernelConfig
+from .devices import load_device, shipped_devices
+from .errors import UserError, read_toml, validation_message
+from .model.figures import Figures
+from .model.predict import predict
+from .paths import data_dir
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class Source(_Strict):
+    id: str = Field(min_length=1)
+    repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    date: str
+    file: str
+    gpu: str
+    device: str
+    timing: str
+    parameters: str
+
+
+class Point(_Strict):
+    source: str
+    row: str
+    kernel: str
+    config: dict[str, int]
+    M: PositiveInt
+    N: PositiveInt
+    K: PositiveInt
+    gflops: Optional[PositiveFloat] = None
+    time_ms: Optional[PositiveFloat] = None
+
+    @model_validator(mode="after")
+    def _one_figure(self):
+        if (self.gflops is None) == (self.time_ms is None):
+            raise ValueError(f"point '{self.row}' gives {'both' if self.gflops else 'neither of'} gflops and time_ms (exactly one)")
+        return self
+
+    @property
+    def measured_gflops(self) -> float:
+        return self.gflops if self.gflops is not None else 2.0 * self.M * self.N * self.K / (self.time_ms * 1e-3) / 1e9
+
+
+class Published(_Strict):
+    schema_version: int = Field(ge=1, le=1)
+    source: list[Source] = Field(min_length=1)
+    point: list[Point] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        ids = [s.id for s in self.source]
+        if len(set(ids)) != len(ids):
+            raise ValueError("source ids repeat")
+        devices = shipped_devices()
+        for s in self.source:
+            if s.device not in devices:
+                raise ValueError(f"source {s.id}: device '{s.device}' is not a shipped device ({', '.join(devices)})")
+        for p in self.point:
+            if p.source not in ids:
+                raise ValueError(f"point '{p.row}' names source '{p.source}', which the file does not list")
+        return self
+
+
+def default_path() -> Path:
+    return data_dir("published") / "sgemm.toml"
+
+
+def load(path: Path | str | None = None) -> Published:
+    """The published measurements, validated (one-line UserError naming the file and what is wrong)."""
+    p = Path(path) if path is not None else default_path()
+    try:
+        data = Published.model_validate(read_toml(p, "published measurements file"))
+    except ValidationError as exc:
+        raise UserError(f"{p}: {validation_message(exc)}") from None
+    for pt in data.point:  # the catalogue's own rules, with its one-line message
+        try:
+            KernelConfig.make(pt.kernel, **pt.config)
+        except UserError as exc:
+            raise UserError(f"{p}: point '{pt.row}': {exc}") from None
+    return data
+
+
+@dataclass
+class Scored:
+    source: str
+    device: str
+    generation: str
+    row: str
+    kernel: str
+    config: str
+    M: int
+    N: int
+    K: int
+    measured_gflops: float
+    predicted_gflops: float
+    error_pct: float  # > 0: the model is optimistic
+    bound: str
+    figures: str
+    registers_source: str
+
+
+def score(path: Path | str | None = None, figures: str = "auto", progress=None) -> tuple[list[Scored], dict]:
+    """Predict every point (figures: 'auto' = the SM generation's measured figures where there are, else
+    the datasheet; 'datasheet'); returns the rows and the pooled summary (overall, by source, by
+    generation, by kernel)."""
+    data = load(path)
+    src = {s.id: s for s in data.source}
+    figs: dict[str, Figures] = {}
+    rows: list[Scored] = []
+    for j, pt in enumerate(data.point, 1):
+        dev_name = src[pt.source].device
+        if dev_name not in figs:
+            figs[dev_name] = Figures.load(dev_name, figures=figures)
+        fig = figs[dev_name]
+        cfg = KernelConfig.make(pt.kernel, **pt.config)
+        build = facts.for_config(cfg, fig.device.compute_capability)
+        pr = predict(fig, cfg, pt.M, pt.N, pt.K, build=build)
+        meas = pt.measured_gflops
+        rows.append(Scored(source=pt.source, device=dev_name, generation=load_device(dev_name).generation or "",
+                           row=pt.row, kernel=pt.kernel, config=cfg.label(), M=pt.M, N=pt.N, K=pt.K,
+                           measured_gflops=meas, predicted_gflops=pr.gflops, error_pct=100.0 * (pr.gflops / meas - 1.0),
+                           bound=pr.bound, figures=fig.kind, registers_source=build.registers_source))
+        if progress:
+            progress(j, len(data.point))
+    return rows, summary(rows)
+
+
+def _stats(errs) -> dict:
+    e = np.asarray(errs, dtype=float)
+    return dict(points=int(len(e)), mape_pct=float(np.abs(e).mean()), median_ape_pct=float(np.median(np.abs(e))),
+                bias_pct=float(e.mean()))
+
+
+def summary(rows: list[Scored]) -> dict:
+    out = dict(overall=_stats([r.error_pct for r in rows]))
+    for key in ("source", "generation", "kernel"):
+        groups: dict[str, list] = {}
+        for r in rows:
+            groups.setdefault(getattr(r, key), []).append(r.error_pct)
+        out[f"by_{key}"] = {k: _stats(v) for k, v in groups.items()}
+    return out
+
+
+def as_json(rows: list[Scored], summ: dict) -> dict:
+    return dict(points=[asdict(r) for r in rows], summary=summ)
