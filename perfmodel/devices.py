@@ -36,6 +36,10 @@ class Memory(_Strict):
     # what one SM's coalesced global stores reach on their own (a block storing its C tile, timed as
     # validate times a kernel); None where nobody measured it for this generation (no per-SM limit)
     store_bytes_per_clock_per_sm: Optional[PositiveFloat] = None
+    # distinct 128-byte lines one SM's L1 looks up per clock for global loads that hit in it (a warp's
+    # load of 32 rows, one word each); None where nobody measured it for this generation: one line per
+    # clock, i.e. one L1 wavefront per line, whatever the banks
+    l1_lines_per_clock_per_sm: Optional[PositiveFloat] = None
 
 
 class Latency(_Strict):
@@ -162,7 +166,7 @@ class DeviceSpec(_Strict):
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
-                              "store_bytes_per_clock_per_sm"),
+                              "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds

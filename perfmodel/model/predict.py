@@ -1,7 +1,7 @@
 """From (DeviceSpec, KernelConfig, M, N, K) to a typed `Prediction`; `predict_batch` for sweeps."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -422,7 +422,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     M, N, K = problem.arrays(n)
     clock = device.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
     hz = clock * 1e6
-    r = resources(device, configs, builds)
+    r = l1_lines_stage(device, configs, resources(device, configs, builds), K)
     o = occupancy_stage(device, r)
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
@@ -473,6 +473,36 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     own = device.memory.store_bytes_per_clock_per_sm
     rate = share if own is None else np.minimum(own, share)
     return np.ceil(last / sms) * r.c_store_ratio * 4.0 * r.bm * r.bn / rate
+
+
+def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
+    """A warp's load of one word from each of `rows` rows K floats apart (word r*K): the most words in
+    one of the 32 four-byte banks (the L1 data wavefronts it needs when the lines are in L1) and the
+    distinct 128-byte lines it touches."""
+    words = [r * int(K) for r in range(rows)]
+    banks = np.bincount([w % 32 for w in words], minlength=32)
+    return int(banks.max()), len({w // 32 for w in words})
+
+
+def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, K) -> ResourceStage:
+    """The L1 cost of the smem-less kernels' global loads for this K. A warp's load that hits in L1 takes
+    as many data wavefronts as the most words it reads from one bank, and the L1 looks up
+    `memory.l1_lines_per_clock_per_sm` distinct lines per clock (measured per generation); its cost is
+    the larger. naive_rows reads A down 32 rows (K floats apart: gcd(K, 32) of them share a bank) and
+    one B line; coalesced reads A from ceil(32 / bn) rows and one B line. Where the line rate was not
+    measured, every line costs a wavefront, as _structure counts (the K-free count, unchanged)."""
+    rate = device.memory.l1_lines_per_clock_per_sm
+    if rate is None:
+        return r
+    Ks = np.broadcast_to(np.asarray(K), (len(configs),))
+    w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)
+    for j, c in enumerate(configs):
+        if c.spec.uses_smem:
+            continue
+        rows = min(32, c.bm) if c.spec.mapping == "naive_rows" else int(np.ceil(32 / c.bn))
+        banks, lines = _rows_banks_lines(rows, int(Ks[j]))
+        w[j] = (c.threads / 32) * max(banks + 1.0, (lines + 1.0) / rate)  # + the B line: one wavefront
+    return replace(r, smem_wavefronts_block=w)
 
 
 def launch_overhead_s(device: DeviceSpec) -> float:
