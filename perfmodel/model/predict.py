@@ -422,7 +422,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     M, N, K = problem.arrays(n)
     clock = device.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
     hz = clock * 1e6
-    r = l1_lines_stage(device, configs, resources(device, configs, builds), K)
+    r = l1_lines_stage(device, configs, resources(device, configs, builds), M, N, K)
     o = occupancy_stage(device, r)
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
@@ -484,24 +484,32 @@ def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
     return int(banks.max()), len({w // 32 for w in words})
 
 
-def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, K) -> ResourceStage:
-    """The L1 cost of the smem-less kernels' global loads for this K. A warp's load that hits in L1 takes
-    as many data wavefronts as the most words it reads from one bank, and the L1 looks up
-    `memory.l1_lines_per_clock_per_sm` distinct lines per clock (measured per generation); its cost is
-    the larger. naive_rows reads A down 32 rows (K floats apart: gcd(K, 32) of them share a bank) and
-    one B line; coalesced reads A from ceil(32 / bn) rows and one B line. Where the line rate was not
-    measured, every line costs a wavefront, as _structure counts (the K-free count, unchanged)."""
-    rate = device.memory.l1_lines_per_clock_per_sm
-    if rate is None:
-        return r
-    Ks = np.broadcast_to(np.asarray(K), (len(configs),))
+def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, M, N, K) -> ResourceStage:
+    """The L1 cost of the smem-less kernels' global loads for this problem. A warp's load that hits in L1
+    takes as many data wavefronts as the most words it reads from one bank, and the L1 looks up
+    `memory.l1_lines_per_clock_per_sm` distinct lines per clock (measured per generation; where it was
+    not, one line per clock: a wavefront per line, the K-free count of _structure); its cost is the
+    larger. naive_rows reads A down the warp's rows (K floats apart: gcd(K, 32) of 32 share a bank) and
+    one B line; coalesced reads A from ceil(32 / bn) rows and one B line. Only rows and warps inside the
+    problem count: a problem narrower than a block (M < bm or N < bn) leaves lanes and whole warps idle,
+    and the idle ones skip the loop."""
+    rate = device.memory.l1_lines_per_clock_per_sm or 1.0
+    n = len(configs)
+    Ms, Ns, Ks = (np.broadcast_to(np.asarray(x), (n,)) for x in (M, N, K))
     w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)
     for j, c in enumerate(configs):
         if c.spec.uses_smem:
             continue
-        rows = min(32, c.bm) if c.spec.mapping == "naive_rows" else int(np.ceil(32 / c.bn))
+        m_in, n_in = min(c.bm, int(Ms[j])), min(c.bn, int(Ns[j]))
+        if c.spec.mapping == "naive_rows":  # a warp: 32 consecutive rows of one column
+            rows = min(32, m_in)
+            active = np.ceil(m_in / 32) / np.ceil(c.bm / 32) * n_in / c.bn
+        else:  # a warp: 32 consecutive columns of one row, or 32 / bn rows of bn columns
+            rows = min(int(np.ceil(32 / c.bn)), m_in)
+            active = (m_in / c.bm * np.ceil(n_in / 32) / (c.bn / 32) if c.bn >= 32
+                      else np.ceil(m_in * c.bn / 32) / (c.bm * c.bn / 32))
         banks, lines = _rows_banks_lines(rows, int(Ks[j]))
-        w[j] = (c.threads / 32) * max(banks + 1.0, (lines + 1.0) / rate)  # + the B line: one wavefront
+        w[j] = (c.threads / 32) * active * max(banks + 1.0, (lines + 1.0) / rate)  # + the B line: one wavefront
     return replace(r, smem_wavefronts_block=w)
 
 
