@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .catalogue import KernelConfig
-from .devices import DeviceSpec, attach_calibration, load_device, shipped_devices
+from .devices import DeviceSpec, attach_calibration, datasheet_only, load_device, shipped_devices
 from .errors import UserError, read_json, validation_message
 from .facts import RunFacts
 from .measure.records import Run
@@ -65,7 +65,7 @@ def run_figures(run_dir: str | Path, figures: str = "auto", calibration: str | P
     own = Path(run_dir) / "calibration.toml"
     cal = calibration or (own if own.exists() else None)
     if figures == "datasheet":
-        return Figures(dev)
+        return Figures(datasheet_only(dev))
     if figures == "generation":  # the SM generation's measured figures, no calibration of that GPU
         fig = Figures.of_generation(dev)
         if not fig.generation:
@@ -74,7 +74,7 @@ def run_figures(run_dir: str | Path, figures: str = "auto", calibration: str | P
     if cal is None:
         if figures == "measured":
             raise UserError(f"{run_dir} has no calibration.toml; pass --calibration FILE")
-        return Figures(dev)
+        return Figures(datasheet_only(dev))
     return Figures(attach_calibration(dev, cal), calibrated=True)
 
 

@@ -179,6 +179,24 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
                        "smem_latency_cycles", "fma_latency_cycles")
 
 
+# the generation figures perfmodel's own benchmarks measured (a generation file names the GPU and the
+# script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
+# measured by this project on any GPU, only datasheets and published microbenchmarks
+MEASURED_HERE = ("memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us")
+
+
+def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":
+    """The device without the MEASURED_HERE figures (each then counts as never measured)."""
+    update = {}
+    for dotted in MEASURED_HERE:
+        section, name = dotted.split(".")
+        if getattr(getattr(dev, section), name) is not None:
+            update.setdefault(section, {})[name] = None
+    if not update:
+        return dev
+    return dev.model_copy(update={sec: getattr(dev, sec).model_copy(update=vals) for sec, vals in update.items()})
+
+
 class Generation(_Strict):
     """One SM generation (devices/generations/<generation>.toml)."""
 

@@ -73,7 +73,7 @@ def render(p: Prediction) -> str:
                     else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
     L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
-             if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation)")
+             if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation, or datasheet figures)")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")

@@ -81,3 +81,19 @@ def test_recorded_h200_run_without_an_h200_calibration():
     assert gen.points == ds.points == 140
     assert gen.mape_pct <= 10.0 and gen.mape_pct < ds.mape_pct - 5.0
     assert gen.top1_gap_pct <= 3.0
+
+
+def test_datasheet_figures_hold_no_figure_measured_here():
+    """`--figures datasheet` uses no figure this project measured on any GPU: the generation figures its
+    benchmarks measured on the H100 (launch, store rate, L1 line rate) are dropped; the generation's keep them."""
+    from perfmodel.devices import MEASURED_HERE
+    from perfmodel.model.figures import Figures
+
+    gen = Figures.load("h100-sxm").effective
+    ds = Figures.load("h100-sxm", figures="datasheet").effective
+    for dotted in MEASURED_HERE:
+        section, name = dotted.split(".")
+        assert getattr(getattr(gen, section), name) is not None, dotted
+        assert getattr(getattr(ds, section), name) is None, dotted
+        assert "measured on the lent H100" in load_device("h100-sxm").source_of(dotted)
+    assert ds.compute == gen.compute and ds.limits == gen.limits

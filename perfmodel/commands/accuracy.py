@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import published
 from ..accuracy import accuracy_set, as_json, score
 from ..errors import UserError
 
@@ -57,8 +58,6 @@ def run(a) -> int:
 
 def _published(a) -> int:
     """`perfmodel accuracy --published [FILE]`: every published point predicted and scored."""
-    from .. import published
-
     t0 = time.perf_counter()
 
     def progress(j, n):

@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..devices import DeviceSpec, attach_calibration, generation_measured, load_device
+from ..devices import DeviceSpec, attach_calibration, datasheet_only, generation_measured, load_device
 from ..errors import UserError, read_toml
 
 
@@ -47,7 +47,7 @@ class Figures:
         if figures == "datasheet":
             if calibration is not None:
                 raise UserError("datasheet figures and a calibration exclude each other")
-            return cls(dev)
+            return cls(datasheet_only(dev))
         if calibration is None:
             return cls.of_generation(dev)
         calibrated = attach_calibration(dev, calibration, force=force)
