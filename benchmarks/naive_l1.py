@@ -2,8 +2,8 @@
 many L1 wavefronts and L2 sectors such a load costs, and the kernel's speed (GPU only; the ncu mode
 needs Nsight Compute).
 
-  python3 benchmarks/naive_l1.py time       # GFLOPS of the default naive kernel, M = N = 2048, K near 2048
-  python3 benchmarks/naive_l1.py launch     # each K launched once (run under ncu: benchmarks/naive_l1.sh)
+  python3 benchmarks/naive_l1.py time [KERNEL]    # GFLOPS of the kernel's defaults (naive), M = N = 2048, K near 2048
+  python3 benchmarks/naive_l1.py launch [KERNEL]  # each K launched once (run under ncu: benchmarks/naive_l1.sh)
 
 The K values differ only in their factor of two: gcd(K, 32) rows of a warp share an L1 bank
 (word address m*K + k, 32 banks of 4 bytes), so the load needs gcd(K, 32) wavefronts if the lines are
@@ -20,16 +20,16 @@ M = N = 2048
 KS = [2048, 2049, 2047, 2046, 2044, 2040, 2032, 2016, 1000, 1023]
 
 
-def main(mode: str) -> int:
+def main(mode: str, kernel: str = "naive") -> int:
     gpu = Gpu()
-    cfg = KernelConfig.make("naive")
+    cfg = KernelConfig.make(kernel)
     fn = gpu.function(cfg)
     rows = []
     for K in KS:
         prob = Problem(gpu, M, N, K)
         run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
         if mode == "launch":
-            print(f"kernel naive K={K} gcd={np.gcd(K, 32)}", flush=True)
+            print(f"kernel {kernel} K={K} gcd={np.gcd(K, 32)}", flush=True)
             run()
             gpu.sync()
             continue
@@ -45,7 +45,7 @@ def main(mode: str) -> int:
         g = 2.0 * M * N * K / ts / 1e9
         rows.append((K, int(np.gcd(K, 32)), float(np.median(g)), float(g.min()), float(g.max())))
     if mode == "time":
-        print(f"{gpu.name}: naive {cfg.label()}, M = N = {M}; GFLOPS median (min-max) of 9 launches, host-timed")
+        print(f"{gpu.name}: {cfg.label()}, M = N = {M}; GFLOPS median (min-max) of 9 launches, host-timed")
         print("| K | gcd(K, 32) | GFLOPS | min | max |")
         print("|---|---|---|---|---|")
         for K, g, med, lo, hi in rows:
@@ -54,4 +54,4 @@ def main(mode: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "time"))
+    sys.exit(main(*(sys.argv[1:3] if len(sys.argv) > 1 else ["time"])))
