@@ -77,16 +77,18 @@ def simulate(path: str) -> int:
             funcs[mm.group(1)] = part
     lat = dev.latency
     print(f"{m['gpu']}; % of the datasheet peak ({peak:,.0f} GFLOPS at {dev.compute.sm_clock_boost_MHz:.0f} MHz); "
-          f"simulated: model.schedule with one issue cycle per FFMA and the control codes' stall counts\n")
+          f"simulated: model.schedule with one issue cycle per FFMA and the control codes' stall counts; both count "
+          f"the product's 64 FFMAs per pass, not the x updates\n")
     print("| loop | instructions (FFMA) | stall-count cycles | warps/SM | measured | spread | simulated |")
     print("|---|---|---|---|---|---|---|")
     for n in LOOPS:
         prog = sass.loop_program(funcs[n])
         nf = prog["cls"].count("F")
+        product = 64 * int(re.search(r"_u(\d+)_", n).group(1))  # the product's FFMAs per pass, as measured
         for w, g in m["gflops"][n].items():
             W = int(w) // 4
             cyc = sim(prog, W, 1, 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles, 1.0, 1.0, 4.0)
-            gs = 4 * W * 32 * nf * 2 / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
+            gs = 4 * W * 32 * product * 2 / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
             print(f"| {n} | {len(prog['cls'])} ({nf}) | {sum(prog['stall'])} | {w} | {100 * g / peak:.1f} % | "
                   f"{m['spread_pct'][n][w]:.1f} % | {100 * gs / peak:.1f} % |")
     return 0
