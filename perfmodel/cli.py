@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     p.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
                     help="device figures without --calibration: auto = the SM generation's measured figures where "
-                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
+                         "there are (devices/generations), else the datasheet (default); datasheet = datasheets and published "
+                         "microbenchmarks only, no figure this project measured on any GPU")
     p.add_argument("--json", action="store_true", help="print the Prediction as JSON")
 
     d = sub.add_parser("devices", help="list shipped devices, show one, or detect the local GPU")
@@ -159,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     s.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
                     help="device figures without --calibration: auto = the SM generation's measured figures where "
-                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
+                         "there are (devices/generations), else the datasheet (default); datasheet = datasheets and published "
+                         "microbenchmarks only, no figure this project measured on any GPU")
     s.add_argument("--sass", type=count_int, default=20, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop (default 20; 0: closed form only)")
@@ -173,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     r.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
                     help="device figures without --calibration: auto = the SM generation's measured figures where "
-                         "there are (devices/generations), else the datasheet (default); datasheet = the device file only")
+                         "there are (devices/generations), else the datasheet (default); datasheet = datasheets and published "
+                         "microbenchmarks only, no figure this project measured on any GPU")
 
     v = sub.add_parser("validate", help="measure the ladder and a config sweep on the local GPU")
     v.add_argument("--quick", action="store_true", help="a subset that finishes in under a minute")
@@ -194,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--calibration", help="a perfmodel calibrate file: predict with its measured figures")
     rp.add_argument("--figures", choices=["auto", "datasheet", "generation", "measured"], default="auto",
                     help="device figures: auto = the run's calibration.toml if it has one (default); generation = "
-                         "the SM generation's measured figures (no calibration of that GPU)")
+                         "the SM generation's measured figures (no calibration of that GPU); datasheet = no figure this "
+                         "project measured")
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
     c.add_argument("--out", help="device TOML to write (never overwritten)")
@@ -205,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     ac.add_argument("--figures", choices=["measured", "generation", "datasheet"], default=None,
                     help="device figures: measured = a calibration (default); generation = the SM generation's "
                          "measured figures with the device file's memory system (no calibration of that GPU; "
-                         "the default with --published); datasheet = none")
+                         "the default with --published); datasheet = datasheets and published microbenchmarks only, no "
+                         "figure this project measured on any GPU")
     ac.add_argument("--published", nargs="?", const="", metavar="FILE",
                     help="score the published measurements of other GPUs instead of recorded runs "
                          "(default file: published/sgemm.toml)")
