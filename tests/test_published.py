@@ -12,11 +12,12 @@ from perfmodel.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 FILE = ROOT / "published" / "sgemm.toml"
-# the model's MAPE over the published points: 32.5 % when first scored, 37.9 % once the L1 term counted
+# the model's MAPE over the published points: 32.5 % when first scored; 37.9 % once the L1 term counted
 # only the lanes inside the problem (the A100-PCIe's naive points at M = 1-8 turned from 51-79 % slow to
-# 80-186 % fast; docs/model.md "Published measurements"); the goal is 12 %. This guards against getting
-# worse while it is not met.
-MAPE_CEILING_PCT = 38.0
+# 80-186 % fast); 28.0 % with the A100's L2 latency of both partitions and its DRAM latency from a
+# published pointer chase (docs/model.md "Published measurements"). The goal is 12 %. This guards
+# against getting worse while it is not met.
+MAPE_CEILING_PCT = 29.0
 
 
 def test_the_file_meets_its_inclusion_rule():
