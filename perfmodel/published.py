@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, V
 
 from . import facts
 from .catalogue import KernelConfig
-from .devices import load_device, shipped_devices
+from .devices import shipped_devices
 from .errors import UserError, read_toml, validation_message
 from .model.figures import Figures
 from .model.predict import predict
@@ -134,7 +134,7 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
         build = facts.for_config(cfg, fig.device.compute_capability)
         pr = predict(fig, cfg, pt.M, pt.N, pt.K, build=build)
         meas = pt.measured_gflops
-        rows.append(Scored(source=pt.source, device=dev_name, generation=load_device(dev_name).generation or "",
+        rows.append(Scored(source=pt.source, device=dev_name, generation=fig.device.generation or "",
                            row=pt.row, kernel=pt.kernel, config=cfg.label(), M=pt.M, N=pt.N, K=pt.K,
                            measured_gflops=meas, predicted_gflops=pr.gflops, error_pct=100.0 * (pr.gflops / meas - 1.0),
                            bound=pr.bound, figures=fig.kind, registers_source=build.registers_source))

@@ -42,15 +42,11 @@ def _structure(cfg: KernelConfig) -> tuple:
         ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (s.gmem_vector * thr)
         l1_w = 0.0
         bk = cfg.bk
-    else:  # one k step per "tile"; loads go through L1: count its wavefronts (128 B lines)
+    else:  # one k step per "tile"; its loads go through L1, counted per problem by l1_lines_stage
         lds_i = lds_w = sts_i = sts_w = 0.0
         ldg = 2.0
         bk = 1
-        if s.mapping == "naive_rows":  # lanes along m: one A line per row covered, B one line
-            per_warp = min(32, cfg.bm) + 1
-        else:  # lanes along n: B one line, A one word per row covered
-            per_warp = 1 + int(np.ceil(32 / cfg.bn))
-        l1_w = warps * per_warp
+        l1_w = 0.0
     ffma = cfg.bm * cfg.bn * bk / thr
     return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, s.barriers_per_tile,
             s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
@@ -488,15 +484,14 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
     """The L1 cost of the smem-less kernels' global loads for this problem. A warp's load that hits in L1
     takes as many data wavefronts as the most words it reads from one bank, and the L1 looks up
     `memory.l1_lines_per_clock_per_sm` distinct lines per clock (measured per generation; where it was
-    not, one line per clock: a wavefront per line, the K-free count of _structure); its cost is the
-    larger. naive_rows reads A down the warp's rows (K floats apart: gcd(K, 32) of 32 share a bank) and
+    not, one line per clock: a wavefront per line); its cost is the larger. naive_rows reads A down the warp's rows (K floats apart: gcd(K, 32) of 32 share a bank) and
     one B line; coalesced reads A from ceil(32 / bn) rows and one B line. Only rows and warps inside the
     problem count: a problem narrower than a block (M < bm or N < bn) leaves lanes and whole warps idle,
     and the idle ones skip the loop."""
     rate = device.memory.l1_lines_per_clock_per_sm or 1.0
     n = len(configs)
     Ms, Ns, Ks = (np.broadcast_to(np.asarray(x), (n,)) for x in (M, N, K))
-    w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)
+    w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)  # the smem-less kernels' are 0 (_structure)
     for j, c in enumerate(configs):
         if c.spec.uses_smem:
             continue
