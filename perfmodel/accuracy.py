@@ -16,6 +16,7 @@ import numpy as np
 from .analysis import load_run, run_device, run_facts, run_figures, rows
 from .errors import UserError
 from .model.figures import Figures
+from .model.uncertainty import coverage, spread_table
 from .shapes import CLASSES as SHAPE_CLASSES
 
 ACCURACY_SECTION = "## Accuracy set"
@@ -53,6 +54,8 @@ class RunScore:
     top1_gap_pct: Optional[float]  # how much slower the model's top-1 of the sweep measured than the best
     errors_pct: list
     class_errors_pct: dict = field(default_factory=dict)  # a shape run's errors by corpus class (hold-out left out)
+    bounds: list = field(default_factory=list)  # per point, as errors_pct
+    intervals: list = field(default_factory=list)  # per point: (measured, predicted, q05, q25, q75, q95) GFLOPS
 
 
 def _spearman(a, b) -> Optional[float]:
@@ -81,16 +84,22 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                     spearman_sweep=_spearman([r["predicted_gflops"] for r in sweep], [r["measured_gflops"] for r in sweep]),
                     top1_gap_pct=top1, errors_pct=[float(e) for e in err],
                     class_errors_pct={c: [float(r["error_pct"]) for r in pts if r.get("shape_class") == c]
-                                      for c in SHAPE_CLASSES if any(r.get("shape_class") == c for r in pts)})
+                                      for c in SHAPE_CLASSES if any(r.get("shape_class") == c for r in pts)},
+                    bounds=[r["bound"] for r in pts],
+                    intervals=[tuple(float(r[k]) for k in ("measured_gflops", "predicted_gflops", "q05_gflops", "q25_gflops",
+                                                           "q75_gflops", "q95_gflops")) for r in pts if "q05_gflops" in r])
 
 
-def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path) -> Figures:
+def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path, own_fallback: bool = False) -> Figures:
     """Datasheet figures, the SM generation's measured figures, or the run's device with the given
-    calibration (default: the reference calibration of that device under results/, never the run's own)."""
+    calibration (default: the reference calibration of that device under results/, never the run's own;
+    own_fallback: the run's own where its device has no reference calibration)."""
     if figures in ("datasheet", "generation"):
         return run_figures(run_dir, figures)
     device = run_device(load_run(run_dir)).name
     cal = calibration or reference_calibration(results, device)
+    if cal is None and own_fallback and (Path(run_dir) / "calibration.toml").is_file():
+        cal = Path(run_dir) / "calibration.toml"
     if cal is None:
         raise UserError(f"no calibration for {device}: {results / REFERENCE.format(device=device)} does not exist; "
                         f"pass --calibration FILE or --figures datasheet")
@@ -98,17 +107,18 @@ def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results
 
 
 def _score_job(job) -> RunScore:
-    rd, figures, calibration, results = job
-    return score_run(rd, figures_for(rd, figures, calibration, results))
+    rd, figures, calibration, results, own = job
+    return score_run(rd, figures_for(rd, figures, calibration, results, own))
 
 
 def score(runs: list[Path], figures: str = "measured", calibration: Optional[str] = None,
-          results: Path = Path("results"), progress=None, workers: Optional[int] = None) -> tuple[list[RunScore], dict]:
+          results: Path = Path("results"), progress=None, workers: Optional[int] = None,
+          own_fallback: bool = False) -> tuple[list[RunScore], dict]:
     """Scores per run (in parallel processes, one run each; the result does not depend on the
     number of workers) and pooled over every point: (scores, overall)."""
     for rd in runs:  # bad input fails here, in one line, before any worker starts
-        figures_for(rd, figures, calibration, results)
-    jobs = [(rd, figures, calibration, results) for rd in runs]
+        figures_for(rd, figures, calibration, results, own_fallback)
+    jobs = [(rd, figures, calibration, results, own_fallback) for rd in runs]
     n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
     out = []
     with ProcessPoolExecutor(max_workers=n) if n > 1 else nullcontext() as pool:
@@ -122,6 +132,8 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
                    median_ape_pct=float(np.median(np.abs(e))) if len(e) else float("nan"),
                    bias_pct=float(e.mean()) if len(e) else float("nan"),
                    worst_top1_gap_pct=max((s.top1_gap_pct for s in out if s.top1_gap_pct is not None), default=None))
+    iv = [x for s in out for x in s.intervals]
+    overall["intervals"] = coverage(*zip(*iv)) if iv else dict(points=0)
     by_class: dict[str, list] = {}
     for s in out:
         for c, errs in s.class_errors_pct.items():
@@ -133,5 +145,12 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:
-    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct")} for s in scores],
-                overall=overall)
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "intervals")}
+                      for s in scores], overall=overall)
+
+
+def spread_of(scores: list[RunScore], source: str) -> dict:
+    """model_spread.toml's content from scored runs (model.uncertainty.spread_table)."""
+    bounds = [b for s in scores for b in s.bounds]
+    ratios = [1.0 + e / 100.0 for s in scores for e in s.errors_pct]
+    return spread_table(bounds, ratios, source)

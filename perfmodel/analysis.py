@@ -19,6 +19,7 @@ from .facts import RunFacts
 from .measure.records import Run
 from .model.figures import Figures
 from .model.predict import predict
+from .model.uncertainty import coverage
 from .shapes import CLASSES as SHAPE_CLASSES
 from .shapes import corpus
 
@@ -112,6 +113,9 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
             build = rf.for_measurement(m, cfg)
             p = predict(fig, cfg, m.M, m.N, m.K, build=build, clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
             r.update(facts=build.origin, loop_program=build.program is not None)
+            if p.interval is not None:
+                r.update(q05_gflops=p.interval.q05_GFLOPS, q25_gflops=p.interval.q25_GFLOPS,
+                         q75_gflops=p.interval.q75_GFLOPS, q95_gflops=p.interval.q95_GFLOPS)
             r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
@@ -159,6 +163,10 @@ def summary(table: list[dict]) -> dict:
         s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
         s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] != "cublas"
                                     and r.get("error_pct") is None and r.get("measured_gflops"))
+    iv = [r for r in pts if r.get("q05_gflops")]
+    if iv:  # how the intervals did (model.uncertainty.coverage)
+        s["intervals"] = coverage(*zip(*[(r["measured_gflops"], r["predicted_gflops"], r["q05_gflops"], r["q25_gflops"],
+                                          r["q75_gflops"], r["q95_gflops"]) for r in iv]))
     picks = shape_picks(pts)
     if picks:
         gaps = [v["gap_pct"] for v in picks.values()]

@@ -75,6 +75,12 @@ def _check(a) -> None:
                          ("--json", a.json), ("--csv", a.csv), ("--figures datasheet", a.figures == "datasheet")):
             if val:
                 raise UserError(f"--shapes takes each shape's size from the corpus and calibrates the GPU first; {opt} cannot apply")
+    if a.cmd == "sweep" and a.measure_overlap and (a.measure or a.shapes):
+        raise UserError("--measure-overlap measures the configurations that overlap the first; it excludes --measure K and --shapes")
+    if a.cmd == "sweep" and a.measure_overlap and (a.json or a.csv):
+        raise UserError("--measure-overlap prints its measurements; --json and --csv cannot apply")
+    if a.cmd == "accuracy" and a.model_spread and (a.published is not None or a.intervals):
+        raise UserError("--model-spread writes the residuals of recorded runs with measured figures; it excludes --published and --intervals")
     if a.cmd == "sweep":
         a.sample = 20 if a.sample is None else a.sample
         a.seed = 0 if a.seed is None else a.seed
@@ -87,6 +93,9 @@ def _check(a) -> None:
         raise UserError("--figures datasheet and --calibration exclude each other (a calibration's figures are measured)")
     if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
+    if a.cmd == "accuracy" and a.intervals and (a.published is not None or a.figures is not None or a.json is None):
+        if a.published is not None or a.figures is not None:
+            raise UserError("--intervals scores every figure source and the published points itself; it takes no --published or --figures")
     if a.cmd == "accuracy" and a.published is not None:
         if a.runs:
             raise UserError("--published scores the published measurements; it takes no RUN folders")
@@ -149,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
     s.add_argument("--measure", type=positive_int, metavar="K", help="on a GPU: measure the top K and a random sample")
+    s.add_argument("--measure-overlap", action="store_true",
+                   help="on a GPU: measure exactly the configurations whose interval overlaps the model's first "
+                        "(faster than it in at least 5 %% of the draws; the first 200 ranked are scanned)")
     s.add_argument("--sample", type=positive_int, metavar="N",
                    help="with --measure: how many of the other valid configs to measure at random (default 20)")
     s.add_argument("--seed", type=count_int, help="with --measure: seed of the random sample (default 0; another seed = another sample)")
@@ -217,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     ac.add_argument("--calibration", help="calibration file (default: the reference calibration of the run's device)")
     ac.add_argument("--results", default="results", help="the results folder holding README.md and the runs (default results)")
     ac.add_argument("--json", action="store_true", help="print the table as JSON")
+    ac.add_argument("--intervals", action="store_true",
+                    help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
+                         "measured, generation and datasheet figures, and the published points")
+    ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
+                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so from the accuracy set)")
     return ap
 
 

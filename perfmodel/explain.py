@@ -77,4 +77,26 @@ def render(p: Prediction) -> str:
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")
+    if p.interval is not None:
+        L.extend(render_interval(p))
     return "\n".join(L)
+
+
+PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",
+              "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
+              "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share"}
+INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
+               "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself"}
+
+
+def render_interval(p: Prediction) -> list[str]:
+    """The interval lines of `predict`: the 50 % and 90 % intervals, and what each input adds alone."""
+    iv = p.interval
+    L = [f"Interval: 50 % {iv.q25_GFLOPS:,.0f}-{iv.q75_GFLOPS:,.0f} GFLOPS, 90 % {iv.q05_GFLOPS:,.0f}-{iv.q95_GFLOPS:,.0f} GFLOPS "
+         f"({100 * (iv.q05_GFLOPS / p.gflops - 1):+.0f} % to {100 * (iv.q95_GFLOPS / p.gflops - 1):+.0f} % of the prediction)"]
+    if iv.parts:
+        L.append("  90 % range from each source alone (the others at their figures):")
+        for k, (lo, hi) in sorted(iv.parts.items(), key=lambda kv: kv[1][0] - kv[1][1]):
+            src = "recorded residuals for this bound" if k == "model" else PROVENANCE.get(iv.inputs.get(k, ""), iv.inputs.get(k, ""))
+            L.append(f"    {INPUT_NAMES.get(k, k):24} {100 * lo:+6.1f} % to {100 * hi:+6.1f} %   [{src}]")
+    return L

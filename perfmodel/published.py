@@ -17,6 +17,7 @@ from .catalogue import KernelConfig
 from .devices import shipped_devices
 from .errors import UserError, read_toml, validation_message
 from .model.figures import Figures
+from .model.uncertainty import coverage
 from .model.predict import predict
 from .paths import data_dir
 
@@ -115,6 +116,10 @@ class Scored:
     bound: str
     figures: str
     registers_source: str
+    q05_gflops: float = 0.0  # the prediction's 90 % and 50 % intervals (model.uncertainty)
+    q25_gflops: float = 0.0
+    q75_gflops: float = 0.0
+    q95_gflops: float = 0.0
 
 
 def score(path: Path | str | None = None, figures: str = "auto", progress=None) -> tuple[list[Scored], dict]:
@@ -137,7 +142,10 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
         rows.append(Scored(source=pt.source, device=dev_name, generation=fig.device.generation or "",
                            row=pt.row, kernel=pt.kernel, config=cfg.label(), M=pt.M, N=pt.N, K=pt.K,
                            measured_gflops=meas, predicted_gflops=pr.gflops, error_pct=100.0 * (pr.gflops / meas - 1.0),
-                           bound=pr.bound, figures=fig.kind, registers_source=build.registers_source))
+                           bound=pr.bound, figures=fig.kind, registers_source=build.registers_source,
+                           **({} if pr.interval is None else dict(
+                               q05_gflops=pr.interval.q05_GFLOPS, q25_gflops=pr.interval.q25_GFLOPS,
+                               q75_gflops=pr.interval.q75_GFLOPS, q95_gflops=pr.interval.q95_GFLOPS))))
         if progress:
             progress(j, len(data.point))
     return rows, summary(rows)
@@ -150,7 +158,9 @@ def _stats(errs) -> dict:
 
 
 def summary(rows: list[Scored]) -> dict:
-    out = dict(overall=_stats([r.error_pct for r in rows]))
+    out = dict(overall=_stats([r.error_pct for r in rows]),
+               intervals=coverage(*zip(*[(r.measured_gflops, r.predicted_gflops, r.q05_gflops, r.q25_gflops, r.q75_gflops,
+                                           r.q95_gflops) for r in rows])) if rows else dict(points=0))
     for key in ("source", "generation", "kernel"):
         groups: dict[str, list] = {}
         for r in rows:

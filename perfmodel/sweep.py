@@ -6,7 +6,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -15,6 +15,7 @@ import numpy as np
 from . import catalogue, facts
 from .catalogue import VALUES, KernelConfig, enumerate_configs, tiled_kernels
 from .model import smem_banks
+from .model import uncertainty as U
 from .model.figures import Figures
 from .model.predict import PredictionBatch, Problem, predict_batch
 from .paths import cache_dir, data_dir, write_json_atomic
@@ -69,30 +70,54 @@ class Ranking:
     gflops: np.ndarray
     refined: set
     seconds: float  # the closed form's time
+    refined_batch: Optional[PredictionBatch] = None  # the refined configs' batch (`refined_at`: their rows in it)
+    refined_at: dict = field(default_factory=dict)
 
     @property
     def order(self) -> np.ndarray:
         return np.argsort(-self.gflops)
 
+    def _times(self, idx: Sequence[int]) -> np.ndarray:
+        """Draw times (model.uncertainty.draw_times) of configs idx, each from the batch that predicted it."""
+        out = np.empty((U.DRAWS, len(idx)))
+        for src, pos in ((self.batch, [j for j, i in enumerate(idx) if i not in self.refined_at]),
+                         (self.refined_batch, [j for j, i in enumerate(idx) if i in self.refined_at])):
+            if pos:
+                rows = [self.refined_at.get(idx[j], idx[j]) for j in pos] if src is self.refined_batch else [idx[j] for j in pos]
+                out[:, pos] = U.draw_times(src, rows)
+        return out
+
+    def intervals(self, idx: Sequence[int]) -> dict[str, np.ndarray]:
+        """The 50 % and 90 % intervals (GFLOPS) of configs idx, and `p_beats_first`: the share of draws in
+        which each is faster than the first of idx (the inputs are drawn once for all configs, the
+        model's residual for each on its own)."""
+        idx = [int(i) for i in idx]
+        t = self._times(idx)
+        flops = np.array([float(np.broadcast_to(self.batch.traffic.flops, self.gflops.shape)[i]) for i in idx])
+        g = flops / t * 1e-9
+        out = {f"q{round(q * 100):02d}": np.quantile(g, q, axis=0) for q in U.LEVELS}
+        out["p_beats_first"] = (t < t[:, :1]).mean(axis=0)
+        return out
+
 
 def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: np.ndarray, problem: Problem, top: int,
-                         progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, set]:
+                         progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, set, Optional[PredictionBatch], dict]:
     """Predicted GFLOPS with the top `top` re-predicted from their binaries (compiled in parallel with the
-    local nvcc, cached on disk). Returns (gflops, set of refined indices); unchanged where no local
-    compiler targets the device."""
+    local nvcc, cached on disk). Returns (gflops, set of refined indices, their batch, index -> row in
+    it); unchanged where no local compiler targets the device."""
     g = np.array(gflops, dtype=float)
     cc = fig.device.compute_capability
     if top <= 0 or not facts.can_compile(cc):
-        return g, set()
+        return g, set(), None, {}
     idx = [int(i) for i in np.argsort(-g)[:top]]
     built = facts.compiled_many([configs[i] for i in idx], cc, progress)
     keep = [(i, b) for i, b in zip(idx, built) if b is not None]
     if not keep:
-        return g, set()
+        return g, set(), None, {}
     rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
     for k, (i, _) in enumerate(keep):
         g[i] = rb.gflops[k]
-    return g, {i for i, _ in keep}
+    return g, {i for i, _ in keep}, rb, {i: k for k, (i, _) in enumerate(keep)}
 
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
@@ -104,6 +129,6 @@ def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
     bt = predict_batch(fig, configs, problem)
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     dt = time.perf_counter() - t0
-    gflops, refined = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress)
+    gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress)
     return Ranking(configs=configs, invalid_by_constraint=why, considered=total, batch=bt, gflops=gflops, refined=refined,
-                   seconds=dt)
+                   seconds=dt, refined_batch=rb, refined_at=at)

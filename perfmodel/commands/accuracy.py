@@ -7,7 +7,11 @@ import time
 from pathlib import Path
 
 from .. import published
-from ..accuracy import accuracy_set, as_json, score
+import tomli_w
+
+from ..accuracy import accuracy_set, as_json, score, spread_of
+from ..analysis import load_run, run_device
+from ..model.figures import Figures
 from ..errors import UserError
 
 
@@ -23,6 +27,8 @@ def run(a) -> int:
     for r in runs:
         if not (r / "raw.json").is_file():
             raise UserError(f"{r} holds no raw.json (not a recorded run)")
+    if a.intervals:
+        return _intervals(a, runs, results)
     t0 = time.perf_counter()
 
     def progress(j, n, s):
@@ -31,6 +37,8 @@ def run(a) -> int:
                   file=sys.stderr, flush=True)
 
     scores, overall = score(runs, a.figures, a.calibration, results, progress)
+    if a.model_spread:
+        return _write_spread(a, scores, overall)
     if not a.json and a.figures == "measured":
         print(f"measured figures: {a.calibration or 'the reference calibration of each run' + chr(39) + 's device'}\n")
     if a.json:
@@ -53,6 +61,32 @@ def run(a) -> int:
     print(f"overall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
           f"{o['points']} points in {o['runs']} run{'s' if o['runs'] != 1 else ''}, {o['figures']} figures"
           + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
+    print(interval_line(o["intervals"]))
+    return 0
+
+
+def interval_line(c: dict) -> str:
+    """One line on how the intervals of scored points did (model.uncertainty.coverage)."""
+    if not c.get("points"):
+        return "intervals: no points"
+    return (f"intervals: {c['inside_90_pct']:.1f} % of {c['points']} points inside their 90 % interval, "
+            f"{c['inside_50_pct']:.1f} % inside their 50 %; median 90 % half-width {c['median_half_width_90_pct']:.1f} % "
+            f"= {c['width_over_error']:.2f} x the median absolute error ({c['median_ape_pct']:.1f} %)")
+
+
+def _write_spread(a, scores, overall) -> int:
+    """`--model-spread FILE`: the model's residual quantiles per bound over the scored points (a new file only)."""
+    out = Path(a.model_spread)
+    if out.exists():
+        raise UserError(f"{out} exists; --model-spread writes a new file only (results are never overwritten)")
+    if a.figures != "measured":
+        raise UserError("--model-spread takes --figures measured: the spread left when every figure is measured")
+    names = ", ".join(s.run for s in scores)
+    src = (f"perfmodel accuracy --model-spread: ln(predicted / measured GFLOPS) over {overall['points']} verified points "
+           f"of {overall['runs']} recorded runs ({names}) with {a.calibration or 'the reference calibration'}")
+    out.write_text(tomli_w.dumps(spread_of(scores, src)))
+    print(f"wrote {out}: {overall['points']} points, bounds " + ", ".join(
+        f"{b} {n}" for b, n in spread_of(scores, src)["points"].items()))
     return 0
 
 
@@ -83,4 +117,42 @@ def _published(a) -> int:
     o = summ["overall"]
     print(f"\noverall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
           f"{o['points']} published points, {rows[0].figures if rows else a.figures} figures")
+    print(interval_line(summ["intervals"]))
+    return 0
+
+
+def _intervals(a, runs, results) -> int:
+    """`--intervals`: how the intervals did per figure source: the runs replayed with measured figures
+    (each device's reference calibration, else the run's own), the SM generation's and the datasheet's,
+    and the published points with the generation's (where measured) and the datasheet's."""
+    t0 = time.perf_counter()
+    table = []
+    for figures in ("measured", "generation", "datasheet"):
+        use = runs
+        if figures == "generation":  # only runs whose generation has measured figures
+            use = [r for r in runs if Figures.of_generation(run_device(load_run(r))).generation]
+        if not use:
+            continue
+        _, overall = score(use, figures, a.calibration if figures == "measured" else None, results, own_fallback=True)
+        table.append((f"recorded, {figures}", len(use), overall["intervals"], overall["bias_pct"]))
+        if not a.json:
+            print(f"  scored {len(use)} runs with {figures} figures ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+    seen = set()
+    for figures in ("auto", "datasheet"):
+        rows, summ = published.score(None, figures=figures)
+        kinds = "/".join(sorted({r.figures for r in rows}))
+        if kinds not in seen:  # no published GPU's generation measured: the two are the same points
+            seen.add(kinds)
+            table.append((f"published, {kinds}", len({r.source for r in rows}), summ["intervals"], summ["overall"]["bias_pct"]))
+    if a.json:
+        print(json.dumps([dict(group=g, sources=n, bias_pct=b, **c) for g, n, c, b in table], indent=1))
+        return 0
+    print("| points scored with | runs / sources | points | inside 50 % | inside 90 % | median 90 % half-width | "
+          "median abs. error | half-width / error | bias |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for g, n, c, b in table:
+        print(f"| {g} | {n} | {c['points']} | {c['inside_50_pct']:.1f} % | {c['inside_90_pct']:.1f} % | "
+              f"{c['median_half_width_90_pct']:.1f} % | {c['median_ape_pct']:.1f} % | {c['width_over_error']:.2f} | {b:+.1f} % |")
+    print("\ngoal per figure source: 85-95 % inside the 90 % interval, 40-60 % inside the 50 %; "
+          "calibrated half-width at most 2 x the median absolute error")
     return 0

@@ -16,6 +16,6 @@ def run(a) -> int:
         build = facts.given(a.registers, "--registers")
     else:  # the compiler's facts where the local nvcc can target this architecture
         build = facts.for_config(cfg, fig.device.compute_capability, estimate=a.estimate)
-    p = predict(fig, cfg, a.M, a.N, a.K, build=build, clock_MHz=a.clock)
+    p = predict(fig, cfg, a.M, a.N, a.K, build=build, clock_MHz=a.clock, width_parts=True)
     print(p.model_dump_json(indent=2) if a.json else render(p))
     return 0

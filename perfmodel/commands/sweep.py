@@ -18,6 +18,9 @@ from ..model.predict import BOUNDS, Problem
 from ..sweep import rank
 
 
+OVERLAP_SCAN = 200  # --measure-overlap looks this far down the ranking for configurations that overlap the first
+
+
 def run(a) -> int:
     fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
     tiled = tiled_kernels()
@@ -26,7 +29,7 @@ def run(a) -> int:
         get_kernel(k)
         if k not in tiled:
             raise UserError(f"sweep covers the tiled kernels ({', '.join(tiled)}); '{k}' has no tile parameters to sweep")
-    if a.measure:  # fail on a machine without a GPU before compiling anything
+    if a.measure or a.measure_overlap:  # fail on a machine without a GPU before compiling anything
         require_gpu()
     if a.shapes:  # tuning over the corpus: a shape run whose plan is the model's top K per shape
         return validate_shapes(a.shapes, seed=a.seed, tune_top=a.measure, sample=a.sample, device=a.device)
@@ -43,6 +46,9 @@ def run(a) -> int:
     rk = rank(fig, Problem(a.M, a.N, a.K), kernels, a.sass, progress)
     configs, gflops, bt = rk.configs, rk.gflops, rk.batch
     peak = fig.device.peak_fp32_GFLOPS()
+    shown = [int(i) for i in rk.order[: max(a.top, OVERLAP_SCAN if a.measure_overlap else 0)]]
+    iv = rk.intervals(shown)
+    overlap = [i for j, i in enumerate(shown) if j == 0 or iv["p_beats_first"][j] >= 0.05]
     rows = []
     for r, i in enumerate(rk.order[: a.top], 1):
         c = configs[i]
@@ -50,13 +56,25 @@ def run(a) -> int:
                          threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
                          from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
                          blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
-                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=BOUNDS[int(bt.bound[i])]))
+                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=BOUNDS[int(bt.bound[i])],
+                         q05_gflops=round(float(iv["q05"][r - 1]), 1), q25_gflops=round(float(iv["q25"][r - 1]), 1),
+                         q75_gflops=round(float(iv["q75"][r - 1]), 1), q95_gflops=round(float(iv["q95"][r - 1]), 1),
+                         p_faster_than_first=round(float(iv["p_beats_first"][r - 1]), 3),
+                         overlaps_first=r > 1 and bool(iv["p_beats_first"][r - 1] >= 0.05)))
+    if a.measure_overlap:
+        if len(overlap) == OVERLAP_SCAN:
+            print(f"note: every one of the first {OVERLAP_SCAN} configurations overlaps the first; measuring those",
+                  file=sys.stderr)
+        print(f"measuring the {len(overlap)} configuration(s) that could be faster than the model's first "
+              f"(in at least 5 % of the draws)", file=sys.stderr)
+        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, 0, sample=0, chosen=overlap)
     if a.measure:
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
     total, why = rk.considered, rk.invalid_by_constraint
     if a.json:
         print(json.dumps(dict(device=fig.device.name, M=a.M, N=a.N, K=a.K, considered=total, valid=len(configs),
-                              invalid_by_constraint=dict(why), seconds=rk.seconds, top=rows), indent=2))
+                              invalid_by_constraint=dict(why), seconds=rk.seconds, top=rows,
+                              overlapping_first=len(overlap) - 1), indent=2))
         return 0
     if a.csv:
         w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["rank"])
@@ -70,10 +88,17 @@ def run(a) -> int:
     for name, n in why.most_common():
         print(f"  invalid: {n:6d} first violate {name}")
     print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
-          f"{'GFLOPS':>9} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
+          f"{'GFLOPS':>9} {'90 % interval':>17} {'P>#1':>5} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
     for r in rows:
         f = lambda v: "-" if v is None else str(v)  # noqa: E731
+        pb = "" if r["rank"] == 1 else f"{100 * r['p_faster_than_first']:4.0f}%"
         print(f"{r['rank']:3d} {r['kernel']:18} {r['bm']:4d} {r['bn']:4d} {f(r['bk']):>3} {f(r['tm']):>3} {f(r['tn']):>3} "
-              f"{f(r['wm']):>4} {f(r['wn']):>4} {f(r['wn_iter']):>3} {r['gflops']:9,.0f} {r['pct_of_peak']:6.1f} "
+              f"{f(r['wm']):>4} {f(r['wn']):>4} {f(r['wn_iter']):>3} {r['gflops']:9,.0f} "
+              f"{r['q05_gflops']:8,.0f}-{r['q95_gflops']:<8,.0f} {pb:>5} {r['pct_of_peak']:6.1f} "
               f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}{' b' if r['from_binary'] else ''}")
+    n_over = sum(r["overlaps_first"] for r in rows)
+    print(f"P>#1: the share of draws of the inputs and the model's residual in which a configuration is faster than #1; "
+          f"{n_over} of the {len(rows) - 1} shown after #1 are in at least 5 % of them (their intervals overlap #1's): "
+          + ("the ranking among those is not settled by the model; measure them (sweep --measure-overlap)" if n_over
+             else "#1 is ahead of all of them"))
     return 0

@@ -19,17 +19,22 @@ from .validate import environment
 SAMPLE = 20
 
 
-def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0) -> int:
+def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0,
+                  chosen: list | None = None) -> int:
+    """Measure the model's top K and a random sample of the rest; or, with `chosen`, exactly those configs
+    (sweep --measure-overlap: the ones whose interval overlaps the first's), no sample."""
     order = list(np.argsort(-np.asarray(gflops)))
     rank = {int(i): r for r, i in enumerate(order, 1)}
-    top = [int(i) for i in order[:top_k]]
-    rest = [int(i) for i in order[top_k:]]
+    top = [int(i) for i in order[:top_k]] if chosen is None else [int(i) for i in chosen]
+    rest = [int(i) for i in order[top_k:]] if chosen is None else []
+    top_k = len(top)
     picked = top + random.Random(seed).sample(rest, min(sample, len(rest)))
     gpu = Gpu()
     if match_shipped(gpu.name, gpu.cc) != device.name:
         print(f"warning: predicting for {device.name} but measuring on {gpu.name}", file=sys.stderr)
     started = datetime.now(timezone.utc)
-    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-tune{f'-seed{seed}' if seed else ''}"
+    kind = "tune" if chosen is None else "tune-overlap"
+    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-{kind}{f'-seed{seed}' if seed and chosen is None else ''}"
     if out.exists():
         raise UserError(f"{out} exists")
     out.mkdir(parents=True)

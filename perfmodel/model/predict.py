@@ -12,6 +12,7 @@ from ..devices import DeviceSpec
 from ..errors import UserError
 from ..facts import ESTIMATED, BuildFacts, given
 from . import terms as T
+from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, occupancy
@@ -29,7 +30,7 @@ REASONS = {
     "fixed": "launch and fixed costs: the problem is too small for the tiles (most of each block's work is its first "
              "load or padding beyond the problem), so no pipe is what limits it",
 }
-BOUNDS = T.TERMS + ("fixed",)  # what PredictionBatch.bound indexes
+BOUNDS = T.BOUNDS  # what PredictionBatch.bound indexes
 
 
 def _structure(cfg: KernelConfig) -> tuple:
@@ -304,6 +305,9 @@ class ComputeStage:
     cycles: np.ndarray  # (7, n)
     cycles_tail: np.ndarray
     exposed: np.ndarray  # latency exposed per k-tile (cycles)
+    exposed_tail: np.ndarray  # the same with the tail wave's blocks
+    tile_args_full: dict  # terms.tile_cycles' arguments for the full waves (model.uncertainty varies them)
+    tile_args_tail: dict  # and for the tail wave
     load_phase_share: np.ndarray  # single-buffered, calibrated: X (NaN where it does not apply)
     c_ffma: np.ndarray  # issue cycles per FFMA at the resident warps
     overlap: np.ndarray
@@ -354,18 +358,19 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     if i.has_program.any():
         sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device)
         sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device)
-    cyc_full, exposed, share = T.tile_cycles(safe_b, work, rates, ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf,
-                                             fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps),
-                                             overlap=ovl_of(safe_b * warps), tile_exposure=fig.tile_exposure,
-                                             scheduled=sim_full)
-    cyc_tail, _, _ = T.tile_cycles(tail_b, work, rates, ll.fraction, c_ffma=c_of(tail_b * warps), hide=pf,
-                                   fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), overlap=ovl_of(tail_b * warps),
-                                   tile_exposure=fig.tile_exposure, scheduled=sim_tail)
+    args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf,
+                     fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
+                     tile_exposure=fig.tile_exposure, scheduled=sim_full)
+    args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),
+                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail)
+    cyc_full, exposed, share = T.tile_cycles(**args_full)
+    cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
     extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency)
     extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency)
-    return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, load_phase_share=np.broadcast_to(share, (n,)),
+    return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
+                        tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last)
@@ -390,6 +395,10 @@ class PredictionBatch:
     waves: WavesStage
     compute: ComputeStage
     store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
+    prologue_cycles: np.ndarray  # each wave's first tile (nothing to overlap), all waves together
+    edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
+    launch_s: float  # the timed launch's fixed cost
+    clock_given: bool  # the SM clock was given (measured), not the datasheet's boost clock
 
     @property
     def blocks_per_sm(self) -> np.ndarray:
@@ -426,17 +435,15 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     loc = local_stage(device, r, o, builds, ll.tile_bytes)
     w = waves_stage(device, o, t)
     c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1])
-    t_full, t_tail = c.cycles.max(axis=0), c.cycles_tail.max(axis=0)
-    prologue = t.mem_latency + 2 * device.latency.smem_latency_cycles  # first tile of each wave has nothing to overlap
-    total_cycles = t.ktiles * (w.full_waves * t_full + (w.tail > 0) * t_tail) + w.n_waves * prologue
+    prologue = w.n_waves * (t.mem_latency + 2 * device.latency.smem_latency_cycles)  # each wave's first tile has nothing to overlap
     # edge blocks (ragged shapes): their share of every full wave, and the whole last wave, whose
     # busiest SM holds the grid's last block, an edge block wherever there are any
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
-    total_cycles = total_cycles + t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
+    edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
     store_cycles = last_wave_store_cycles(device, r, t, w, hz)
-    total_cycles = total_cycles + store_cycles
     launch_s = launch_overhead_s(device)
+    total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles
     time_s = total_cycles / hz + launch_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
     bound = c.cycles.argmax(axis=0)
@@ -447,11 +454,14 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     # a near-empty problem: the waves' first loads take most of the time, or most of the tile work
     # computed lies beyond the problem (padding of partial tiles): fixed costs, not a pipe, bound it
     useful = t.flops / np.maximum(2.0 * t.blocks * t.ktiles * r.bm * r.bn * r.bk, 1.0)
-    fixed = (w.n_waves * prologue + launch_s * hz >= 0.5 * (total_cycles + launch_s * hz)) | (useful < 0.5)
+    fixed = (prologue + launch_s * hz >= 0.5 * (total_cycles + launch_s * hz)) | (useful < 0.5)
     bound = np.where(fixed, BOUNDS.index("fixed"), bound)
     return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
-                           local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)))
+                           local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)),
+                           prologue_cycles=np.broadcast_to(prologue, (n,)), edge_cycles=np.broadcast_to(edge_cycles, (n,)),
+                           launch_s=launch_s, clock_given=clock_MHz is not None)
+
 
 
 def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
@@ -631,6 +641,18 @@ class Waves(_M):
     waves: float
 
 
+class Interval(_M):
+    """Where the measurement should fall (model.uncertainty): GFLOPS at 5, 25, 75 and 95 %, the
+    provenance of each input, and (when asked) each input's share of the 90 % interval alone."""
+
+    q05_GFLOPS: float
+    q25_GFLOPS: float
+    q75_GFLOPS: float
+    q95_GFLOPS: float
+    inputs: dict[str, str]  # input -> provenance (given, calibration, generation, microbenchmark, proxy, datasheet)
+    parts: Optional[dict[str, tuple[float, float]]] = None  # input (or 'model') -> 90 % ends alone, as shares of gflops
+
+
 class Prediction(_M):
     device: str
     kernel: str
@@ -664,14 +686,16 @@ class Prediction(_M):
     pct_of_peak: float
     bound: str
     reason: str
+    interval: Optional[Interval] = None
 
 
 def predict(figures: Figures | DeviceSpec, config: KernelConfig, M: int = 4096, N: Optional[int] = None,
             K: Optional[int] = None, build: Optional[BuildFacts] = None, clock_MHz: Optional[float] = None,
-            registers: Optional[int] = None) -> Prediction:
+            registers: Optional[int] = None, width_parts: bool = False) -> Prediction:
     """Predict one configuration. N and K default to M (square). build: what is known of its binary
     (facts.BuildFacts; default the estimate); registers: shorthand for a build with that register
-    count (the compiler's, or one you know)."""
+    count (the compiler's, or one you know). Its interval always comes with it; width_parts: also
+    each input's part of the interval's width (model.uncertainty.width_parts)."""
     fig = Figures.of(figures)
     N = M if N is None else N
     K = M if K is None else K
@@ -686,10 +710,19 @@ def predict(figures: Figures | DeviceSpec, config: KernelConfig, M: int = 4096, 
     elif build.registers > device.limits.max_registers_per_thread:
         raise UserError(f"registers={build.registers} exceeds {device.name}'s {device.limits.max_registers_per_thread} per thread")
     bt = predict_batch(fig, [config], problem, builds=[build], clock_MHz=clock_MHz)
-    return prediction_row(bt, 0, config, build)
+    return prediction_row(bt, 0, config, build, width_parts=width_parts)
 
 
-def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: BuildFacts) -> Prediction:
+def interval_row(bt: PredictionBatch, k: int, width_parts: bool = False) -> Interval:
+    """Config k's interval (model.uncertainty)."""
+    q = U.intervals(bt, [k])
+    return Interval(**{f"{name}_GFLOPS": float(v[0]) for name, v in q.items()},
+                    inputs=U.provenance(bt.figures, bt.clock_given),
+                    parts=U.width_parts(bt, k) if width_parts else None)
+
+
+def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: BuildFacts,
+                   width_parts: bool = False) -> Prediction:
     """Row k of a batch as a typed `Prediction` (every intermediate number with its name)."""
     fig = bt.figures
     device = fig.effective
@@ -761,7 +794,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
-        bound=bound, reason=reason)
+        bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
 
 
 def _dim(bt: PredictionBatch, k: int, axis: int) -> int:

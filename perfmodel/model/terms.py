@@ -225,6 +225,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
 
 
 TERMS = ("fma", "issue", "smem", "l2", "dram", "local", "latency")
+BOUNDS = TERMS + ("fixed",)  # a prediction's bound: a term, or fixed costs (launch, first tiles)
 
 
 def waves(blocks, blocks_per_sm, sm_count):
@@ -235,3 +236,10 @@ def waves(blocks, blocks_per_sm, sm_count):
     rem = blocks - full * per_wave
     tail = np.ceil(rem / sm_count)
     return per_wave, full, tail
+
+
+def tile_loop_cycles(ktiles, w, cycles_full, cycles_tail):
+    """The k-tile loops of all waves: each full wave's k-tiles at the largest term with the full
+    resident blocks, the tail wave's at the largest with its blocks. cycles_*: (terms, ...) arrays;
+    the result has their shape less the first axis (draws of model.uncertainty keep a draw axis)."""
+    return ktiles * (w.full_waves * cycles_full.max(axis=0) + (w.tail > 0) * cycles_tail.max(axis=0))

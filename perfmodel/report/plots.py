@@ -80,6 +80,9 @@ def roofline(device, preds, out, title: str, measured: dict | None = None):
         c = colors.get(p.kernel, "gray")
         mk = BOUND_MARKERS.get(p.bound, "o")
         ax.scatter([ai], [p.gflops], s=70, marker=mk, facecolors="none", edgecolors=[c], linewidths=1.8, zorder=3)
+        if p.interval is not None:  # the prediction's 90 % interval (model.uncertainty)
+            # (it may lie wholly below the point: a datasheet FFMA rate is a ceiling)
+            ax.vlines([ai * 0.93], [p.interval.q05_GFLOPS], [p.interval.q95_GFLOPS], colors=[c], lw=1.2, alpha=0.8, zorder=2)
         y_label = p.gflops
         key = (p.kernel, p.M)
         if measured and key in measured:
@@ -108,6 +111,8 @@ def roofline(device, preds, out, title: str, measured: dict | None = None):
     handles = [plt.Line2D([], [], marker=m, ls="", color="k", mfc="none", label=f"bound: {b}") for b, m in BOUND_MARKERS.items()
                if any(p.bound == b for p in preds)]
     handles += [plt.Line2D([], [], marker="o", ls="", color="gray", mfc="none", label="predicted (hollow)")]
+    if any(p.interval is not None for p in preds):
+        handles += [plt.Line2D([], [], marker="|", ls="", color="gray", markersize=12, label="its 90 % interval")]
     if measured:
         handles += [plt.Line2D([], [], marker="o", ls="", color="gray", label="measured (filled)")]
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
@@ -122,7 +127,8 @@ def roofline(device, preds, out, title: str, measured: dict | None = None):
 
 
 def scatter(rows, out, title: str):
-    """Predicted vs measured, log-log, y = x and a +-10 % band, coloured by kernel."""
+    """Predicted vs measured, log-log, y = x and a +-10 % band, coloured by kernel; each prediction's 90 %
+    interval as a vertical bar, and the share of points inside it in the legend."""
     fig, ax = plt.subplots(figsize=(8, 7.5))
     colors = kernel_colors()
     pts = [r for r in rows if r.get("error_pct") is not None]
@@ -133,6 +139,10 @@ def scatter(rows, out, title: str):
     ax.plot(xs, xs, color="k", lw=1, label="predicted = measured")
     for k in kernel_ids():
         sel = [r for r in pts if r["kernel"] == k]
+        iv = [r for r in sel if r.get("q05_gflops")]
+        if iv:
+            ax.vlines([r["measured_gflops"] for r in iv], [r["q05_gflops"] for r in iv], [r["q95_gflops"] for r in iv],
+                      colors=[colors[k]], lw=0.6, alpha=0.35, zorder=1)
         if sel:
             ax.scatter([r["measured_gflops"] for r in sel], [r["predicted_gflops"] for r in sel], s=28, color=colors[k],
                        label=k, marker="o" if sel[0]["group"] != "sweep" else "o", alpha=0.85, edgecolors="k", linewidths=0.3)
@@ -141,7 +151,11 @@ def scatter(rows, out, title: str):
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_xlabel("measured GFLOPS (median)")
-    ax.set_ylabel("predicted GFLOPS")
+    ax.set_ylabel("predicted GFLOPS (bars: 90 % interval)")
+    inside = [r for r in pts if r.get("q05_gflops")]
+    if inside:
+        share = np.mean([r["q05_gflops"] <= r["measured_gflops"] <= r["q95_gflops"] for r in inside])
+        ax.plot([], [], color="gray", lw=0.8, label=f"90 % interval: {100 * share:.0f} % of {len(inside)} measured inside")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")

@@ -60,6 +60,11 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
          "|---|---|---|---|---|---|---|",
          f"| {s['points']} | {s['failed']} | {fmt(s.get('mape_pct'))} % | {fmt(s.get('median_ape_pct'))} % | "
          f"{fmt(s.get('spearman_all'), '{:.3f}')} | {fmt(s.get('spearman_sweep'), '{:.3f}')} | {fmt(s.get('sweep_top1_gap_pct'))} % slower |", ""]
+    if s.get("intervals", {}).get("points"):
+        c = s["intervals"]
+        L += [f"Intervals: {c['inside_90_pct']:.1f} % of the {c['points']} scored points lie inside their 90 % interval, "
+              f"{c['inside_50_pct']:.1f} % inside their 50 %; median 90 % half-width {c['median_half_width_90_pct']:.1f} % "
+              f"({c['width_over_error']:.2f} x the median absolute error). The scatter plot shows each as a bar.", ""]
     pred = [r for r in rows if r.get("_prediction")]
     if pred:
         known = sum(r.get("facts") == "recorded run" for r in pred)

@@ -1,0 +1,292 @@
+"""How far to trust a prediction: its 50 % and 90 % intervals, propagated from where each figure came from.
+
+Two kinds of uncertainty enter (docs/model.md, "Intervals"):
+
+- **the inputs**: every figure the model uses has a provenance (this GPU's calibration, its SM
+  generation's calibration, a published microbenchmark, another GPU's measurement used as a proxy,
+  the datasheet) and a range over which it is known to vary (`RANGES`, each with its evidence). A
+  draw takes each input at a point of its range and runs the prediction's terms again: the FFMA rate
+  scales the FFMA and issue terms and the compute phase, the shared-memory bandwidth the smem term,
+  the L2 and DRAM bandwidths their terms and the last wave's stores, the memory latency the exposed
+  latency and each wave's first tile, the SM clock every cycle count that is the SM's against the
+  memory system's. Terms are recombined exactly as the point prediction combines them (the largest
+  bounds each k-tile; terms.tile_loop_cycles), so an input matters only where it is, or becomes,
+  the bound.
+- **the model itself**: what is left when every figure is this GPU's measured one. Its spread is
+  the distribution of ln(predicted / measured) over the recorded accuracy set replayed with the
+  reference calibration, per bound (`model_spread.toml`, written by `perfmodel accuracy
+  --model-spread FILE`); a bound with fewer than `MIN_POINTS` recorded points uses all points'.
+
+Draws are a fixed pseudo-random sample (`DRAWS`, seed `SEED`), so the same prediction always gets the
+same interval. Without its draw axis everything is the point prediction: at every input's nominal
+value and the model's zero residual, the terms give `PredictionBatch.time_s` exactly."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import terms as T
+
+DRAWS = 512
+SEED = 20261124
+MIN_POINTS = 30  # recorded points a bound needs for its own model spread
+SPREAD_FILE = Path(__file__).with_name("model_spread.toml")
+LEVELS = (0.05, 0.25, 0.75, 0.95)  # the 90 % and 50 % intervals' ends
+
+
+@dataclass(frozen=True)
+class Range:
+    """An input's achieved value over the figure the model uses, uniform in log between lo and hi."""
+
+    lo: float
+    hi: float
+    evidence: str
+
+
+# Rates (FFMA, bandwidths) as achieved / figure; the latency as actual / figure. Keyed by (input, provenance).
+RANGES: dict[tuple[str, str], Range] = {
+    ("ffma", "calibration"): Range(0.97, 1.03, "the 8x8 outer product's FFMA rate at 16 warps per SM over 21 calibrations "
+                                   "of H100 SXM and H200 GPUs recorded under results/: 51.7-53.7 TFLOPS (+-2 %)"),
+    ("ffma", "generation"): Range(0.96, 1.04, "as a calibration, and the H200's calibrations lie within the H100's range "
+                                  "(one SM generation, two SKUs): +-2 % more for a GPU of the generation nobody calibrated"),
+    ("ffma", "datasheet"): Range(0.75, 1.0, "the datasheet rate is a ceiling no GEMM loop exceeds; register-blocked FFMA "
+                                 "loops measured on the H100 sustain 75-97 % of it (the 8x8 outer product 77-80 %, "
+                                 "independent FFMAs 96.7 %: perfmodel calibrate, benchmarks/ffma_loops.py)"),
+    ("smem", "calibration"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM over 21 calibrations"),
+    ("smem", "generation"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM over 21 calibrations of two SKUs"),
+    ("smem", "datasheet"): Range(0.95, 1.0, "the architectural 128 B per clock per SM is a ceiling; calibrate measures "
+                                 "126.2 on the H100 (98.6 %)"),
+    ("l2", "calibration"): Range(0.93, 1.05, "6,593-7,409 GB/s over 21 calibrations around the reference's 7,089"),
+    ("l2", "microbenchmark"): Range(0.85, 1.15, "a published L2 microbenchmark of this GPU: access pattern and data-set "
+                                    "size move it by about +-15 % (the H100 calibrations above span 12 %)"),
+    ("l2", "proxy"): Range(0.75, 1.33, "another GPU's measurement scaled by SMs x clock: an assumption, +-33 %; the one "
+                           "proxy checked against a measurement (H100 SXM, scaled from an H100 PCIe) was 3 % off, while "
+                           "L2 bytes per SM per clock differ up to 1.9x between dies of one generation (A100 31.5, A40 16.6)"),
+    ("l2", "datasheet"): Range(0.75, 1.33, "NVIDIA publishes no L2 bandwidth; as a proxy"),
+    ("dram", "calibration"): Range(0.97, 1.01, "2,965-3,070 GB/s over 19 H100 calibrations around the reference's 3,042"),
+    ("dram", "microbenchmark"): Range(0.93, 1.03, "a published streaming measurement: read, scale and triad kernels "
+                                      "differ by up to 7 % (te42kyfo/gpu-benches gpu-stream)"),
+    ("dram", "proxy"): Range(0.85, 1.0, "as the datasheet"),
+    ("dram", "datasheet"): Range(0.85, 0.98, "the datasheet gives the interface's peak; streaming reads reach 87-98 % of "
+                                 "it (te42kyfo/gpu-benches gpu-stream, commit 1c36d509, full occupancy: A100 40 GB 96 %, "
+                                 "A100 80 GB 91 %, A40 98 %, H100 PCIe 97 %, L40 98 %, V100 96 %; perfmodel calibrate: "
+                                 "H100 SXM 91 %, H200 92 %)"),
+    ("port", "calibration"): Range(0.99, 1.01, "119.7-120.0 B per clock over 17 calibrations"),
+    ("port", "generation"): Range(0.99, 1.01, "119.7-120.0 B per clock over 17 calibrations of two SKUs"),
+    ("latency", "calibration"): Range(0.97, 1.03, "L2 364-381 and DRAM 674-698 cycles over 21 calibrations"),
+    ("latency", "microbenchmark"): Range(0.71, 1.29, "a pointer chase gives the near and far L2 partitions (H100 265 and "
+                                         "480 cycles, A100 213 and 426) and the device file their mean: a tile's lines "
+                                         "come from both"),
+    ("latency", "proxy"): Range(0.6, 1.6, "another GPU's pointer chase in this GPU's cycles: the partitions' span and "
+                                "a memory technology nobody measured here"),
+}
+L1_FILL_BYTES_PER_CLOCK = 128.0  # one 128 B line per clock into an SM's L1: the most an L2->SM port can deliver
+INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port")
+_PROXY_WORDS = ("proxy",)
+_MEASURED_WORDS = ("measured", "microbenchmark", "pointer chase", "jia et al", "luo et al", "stream")
+
+
+def _source_kind(source: Optional[str]) -> str:
+    s = (source or "").lower()
+    if any(w in s for w in _PROXY_WORDS):
+        return "proxy"
+    if any(w in s for w in _MEASURED_WORDS):
+        return "microbenchmark"
+    return "datasheet"
+
+
+def provenance(fig, clock_given: bool) -> dict[str, str]:
+    """Where each input of a prediction with these Figures comes from: given (a clock the caller
+    states, e.g. measured while timing), calibration, generation, microbenchmark, proxy or datasheet.
+    Memory figures of a device file are classified by their [sources] entry (a proxy says so)."""
+    dev, m = fig.device, fig.device.measured
+    sm = "generation" if fig.generation else "calibration" if fig.calibrated else "datasheet"
+    own = fig.calibrated and not fig.generation  # this GPU's calibration measured its memory system too
+    clock = "given" if clock_given else "calibration" if own and m.sm_clock_MHz else "datasheet"
+    out = {"clock": clock, "ffma": sm,
+           "smem": sm if fig.calibrated and m.smem_bandwidth_bytes_per_clock_per_sm else "datasheet"}
+    for inp, figure, measured in (("l2", "memory.l2_bandwidth_GBps", "l2_bandwidth_GBps"),
+                                  ("dram", "memory.dram_bandwidth_GBps", "dram_bandwidth_GBps")):
+        out[inp] = "calibration" if own and getattr(m, measured) else _source_kind(dev.source_of(figure))
+    if own and m.l2_latency_cycles and m.dram_latency_cycles:
+        out["latency"] = "calibration"
+    else:  # the weaker of the two latencies' sources
+        kinds = {_source_kind(dev.source_of(f)) for f in ("latency.l2_latency_cycles", "latency.dram_latency_cycles")}
+        out["latency"] = "proxy" if "proxy" in kinds or "datasheet" in kinds else "microbenchmark"
+    out["port"] = ("generation" if fig.generation else "calibration") if fig.l2_port_bytes_per_clock else "unmeasured"
+    return out
+
+
+def input_range(fig, inp: str, kind: str, bt=None) -> Range:
+    """The range of one input of this provenance (the clock's from the device's base and boost clocks;
+    an unmeasured L2->SM port's from the SM's share of the L2 bandwidth in batch bt)."""
+    if (inp, kind) == ("port", "unmeasured"):
+        share = float(np.min(bt.littles_law.l2_bytes_per_clock)) if bt is not None else L1_FILL_BYTES_PER_CLOCK
+        return Range(1.0, max(1.0, L1_FILL_BYTES_PER_CLOCK / share),
+                     f"without a measured L2->SM port a tile's burst arrives at the SM's share of the L2 bandwidth "
+                     f"({share:.1f} B/clock); one SM alone can draw more, up to the L1's fill of "
+                     f"{L1_FILL_BYTES_PER_CLOCK:.0f} B per clock (the H100 measures 120)")
+    if inp == "clock":
+        c = fig.device.compute
+        if kind == "given":
+            return Range(1.0, 1.0, "the clock given (measured while the kernel ran)")
+        if kind == "calibration":
+            f = min(1.0, fig.device.measured.sm_clock_MHz / c.sm_clock_boost_MHz)
+            return Range(0.98 * f, f, f"calibrate observed {fig.device.measured.sm_clock_MHz:.0f} MHz under load; "
+                                      f"NVML reports it in steps, and a longer or hotter run may sit a step or two lower (2 %)")
+        base = c.sm_clock_base_MHz or c.sm_clock_boost_MHz
+        return Range(min(1.0, base / c.sm_clock_boost_MHz), 1.0,
+                     f"under a sustained load the SM clock lies between the base ({base:.0f} MHz) and the boost "
+                     f"clock ({c.sm_clock_boost_MHz:.0f} MHz) the prediction assumes, as power and temperature allow")
+    return RANGES[(inp, kind)]
+
+
+@lru_cache(maxsize=4)
+def model_spread(path: Path = SPREAD_FILE) -> Optional[dict]:
+    """The model's residual quantiles per bound: {'levels': [...], 'by_bound': {bound: [ln(pred/measured)...]},
+    'points': {bound: n}, 'source': text}; None where the file is absent (while it is being written:
+    the intervals then hold the inputs' spread alone)."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str) -> dict:
+    """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS."""
+    levels = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]
+    lr = np.log(np.asarray(ratios, dtype=float))
+    bs = np.asarray(list(bounds))
+    by, pts = {"all": lr}, {"all": len(lr)}
+    for b in sorted(set(bs)):
+        by[b], pts[b] = lr[bs == b], int((bs == b).sum())
+    return dict(schema_version=1, source=source, levels=levels, points=pts,
+                by_bound={b: [round(float(v), 5) for v in np.quantile(x, levels)] for b, x in by.items()})
+
+
+def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray) -> np.ndarray:
+    """ln(predicted / measured) at probability u (D, n) for each config's bound."""
+    sp = model_spread()
+    if sp is None:
+        return np.zeros_like(u)
+    levels = np.asarray(sp["levels"], dtype=float)
+    out = np.empty_like(u)
+    for j, b in enumerate(bound_names):
+        q = sp["by_bound"].get(b) if sp["points"].get(b, 0) >= MIN_POINTS else None
+        q = np.asarray(q if q is not None else sp["by_bound"]["all"], dtype=float)
+        out[:, j] = np.interp(u[:, j], levels, q)
+    return out
+
+
+def _residual_levels(bt, idx, draws: int) -> np.ndarray:
+    """Probability levels of the model's residual, (draws, len(idx)): the same stratified levels for every
+    config, in an order of its own (a config's residual is not another's), fixed by what the config is
+    (tile, threads, registers, problem), so a config gets the same interval in any batch."""
+    r, (M, N, K) = bt.resources, bt.dims
+    base = (np.arange(draws) + 0.5) / draws
+    cols = []
+    for k in idx:
+        key = [int(x) for x in (r.bm[k], r.bn[k], r.bk[k], r.threads[k], r.registers[k], r.buffers[k], r.smem_bytes[k],
+                                np.ravel(M)[k if np.size(M) > 1 else 0], np.ravel(N)[k if np.size(N) > 1 else 0],
+                                np.ravel(K)[k if np.size(K) > 1 else 0])]
+        cols.append(np.random.default_rng([SEED] + key).permutation(base))
+    return np.stack(cols, axis=1) if cols else np.zeros((draws, 0))
+
+
+def _log_uniform(rng, r: Range, shape) -> np.ndarray:
+    return np.exp(rng.uniform(np.log(r.lo), np.log(r.hi), size=shape)) if r.hi > r.lo else np.full(shape, r.lo)
+
+
+def _take(x, idx, n):
+    """Entries idx of a per-config array (a scalar or None as it is)."""
+    return x if x is None or np.ndim(x) == 0 else np.broadcast_to(np.asarray(x), (n,))[idx]
+
+
+def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = None, draws: int = DRAWS) -> np.ndarray:
+    """Times (s) of `draws` draws of the inputs (and the model's residual) for configs idx of a
+    PredictionBatch: (draws, len(idx)). Each draw runs terms.tile_cycles again with the drawn rates and
+    latency (the binary's simulated compute phase scaled with the FFMA rate, as the issue term is), then
+    the waves as the point prediction does. only: vary that input alone ('model' for the residual) and
+    hold the others at their nominal values."""
+    n_all = len(bt.gflops)
+    idx = np.arange(n_all) if idx is None else np.asarray(idx, dtype=int)
+    n = len(idx)
+    rng = np.random.default_rng(SEED)
+    prov = provenance(bt.figures, bt.clock_given)
+    mult = {}
+    for inp in INPUTS:  # every input is drawn, in a fixed order, so `only` sees the same numbers; one draw serves
+        # every config (a slower clock slows them all), so rankings compare configs under the same inputs
+        x = _log_uniform(rng, input_range(bt.figures, inp, prov[inp], bt), (draws, 1))
+        mult[inp] = np.broadcast_to(x if only in (None, inp) else np.ones((draws, 1)), (draws, n))
+    names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
+    resid = _residual_quantiles(names, _residual_levels(bt, idx, draws)) if only in (None, "model") else np.zeros((draws, n))
+    ck, rf, rs, rl, rd, lm, rp = (mult[k] for k in INPUTS)
+
+    def cycles(args):
+        a = {k: _take(v, idx, n_all) if k not in ("work", "rates", "f", "tile_exposure") else v for k, v in args.items()}
+        wk = {f: _take(getattr(args["work"], f), idx, n_all) for f in args["work"].__dataclass_fields__}
+        fr = {f: _take(getattr(args["f"], f), idx, n_all) for f in args["f"].__dataclass_fields__}
+        ffma, other, c = wk["ffma"], wk["other"], a["c_ffma"]
+        share = ffma * c / np.maximum(ffma * c + other, 1e-12)  # FFMA share of the issue slots
+        r = args["rates"]
+        l2 = _take(r.l2_bpc, idx, n_all)
+        port = r.port_bpc if r.port_bpc is not None else l2  # unmeasured: the model's L2 share, drawn up to the L1 fill
+        lat = wk["mem_latency"] * lm * ck
+        wk.update(mem_latency=lat, exposed_k=wk["exposed_k"] + (lat - wk["mem_latency"]) / 4.0)
+        rates = replace(r, smem_bpc=r.smem_bpc * rs, l2_bpc=l2 * rl / ck, dram_bpc=_take(r.dram_bpc, idx, n_all) * rd / ck,
+                        port_bpc=None if r.port_bpc is None and only not in (None, "port") else port * rp)
+        sched = a["scheduled"]
+        a.update(work=T.TileWork(**wk), rates=rates, f=T.Fractions(**fr), c_ffma=c / rf,
+                 scheduled=None if sched is None else sched * (share / rf + 1.0 - share))
+        return T.tile_cycles(**a)[0]
+
+    class _W:  # the waves of configs idx
+        full_waves, tail = bt.waves.full_waves[idx], bt.waves.tail[idx]
+
+    loops = T.tile_loop_cycles(bt.traffic.ktiles[idx], _W, cycles(bt.compute.tile_args_full), cycles(bt.compute.tile_args_tail))
+    total = loops + bt.prologue_cycles[idx] * lm * ck + bt.edge_cycles[idx] + bt.store_cycles[idx] * ck / rd
+    hz = bt.clock_MHz[idx] * 1e6 * ck
+    return (total / hz + bt.launch_s) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
+
+
+def intervals(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = None) -> dict[str, np.ndarray]:
+    """GFLOPS at the LEVELS of the draws for configs idx: {'q05', 'q25', 'q75', 'q95'} arrays (the slowest
+    draws give the low GFLOPS), zeros where no block fits."""
+    idx = np.arange(len(bt.gflops)) if idx is None else np.asarray(idx, dtype=int)
+    flops = bt.traffic.flops[idx]
+    peak = bt.figures.device.peak_fp32_GFLOPS(1.0) * bt.clock_MHz[idx]  # no draw beats the FP32 peak at its clock
+    g = np.minimum(flops / draw_times(bt, idx, only=only) * 1e-9, peak)
+    fits = bt.occupancy.blocks_per_sm[idx] > 0
+    return {f"q{round(q * 100):02d}": np.where(fits, np.quantile(g, q, axis=0), 0.0) for q in LEVELS}
+
+
+def width_parts(bt, k: int) -> dict[str, tuple[float, float]]:
+    """For config k: the 90 % interval's ends (as a share of the prediction, e.g. (-0.12, +0.03)) when only
+    one input varies, per input and for the model's residual."""
+    p = float(bt.gflops[k])
+    out = {}
+    for inp in INPUTS + ("model",):
+        q = intervals(bt, [k], only=inp)
+        out[inp] = (float(q["q05"][0]) / p - 1.0 if p else 0.0, float(q["q95"][0]) / p - 1.0 if p else 0.0)
+    return out
+
+
+def coverage(measured, predicted, q05, q25, q75, q95) -> dict:
+    """How the intervals of scored points did: the share of measurements inside the 50 % and 90 %
+    intervals (%), the median half-width of the 90 % interval as a share of the prediction (%), the
+    median absolute error (%) and the ratio of the two."""
+    m, p = np.asarray(measured, float), np.asarray(predicted, float)
+    lo5, lo25, hi75, hi95 = (np.asarray(x, float) for x in (q05, q25, q75, q95))
+    if not len(m):
+        return dict(points=0)
+    half = 50.0 * (hi95 - lo5) / p
+    mae = float(np.median(np.abs(100.0 * (p / m - 1.0))))
+    return dict(points=int(len(m)), inside_50_pct=float(100.0 * np.mean((m >= lo25) & (m <= hi75))),
+                inside_90_pct=float(100.0 * np.mean((m >= lo5) & (m <= hi95))),
+                median_half_width_90_pct=float(np.median(half)), median_ape_pct=mae,
+                width_over_error=float(np.median(half) / mae) if mae > 0 else float("inf"))
