@@ -93,9 +93,8 @@ def _check(a) -> None:
         raise UserError("--figures datasheet and --calibration exclude each other (a calibration's figures are measured)")
     if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
-    if a.cmd == "accuracy" and a.intervals and (a.published is not None or a.figures is not None or a.json is None):
-        if a.published is not None or a.figures is not None:
-            raise UserError("--intervals scores every figure source and the published points itself; it takes no --published or --figures")
+    if a.cmd == "accuracy" and a.intervals and (a.published is not None or a.figures is not None):
+        raise UserError("--intervals scores every figure source and the published points itself; it takes no --published or --figures")
     if a.cmd == "accuracy" and a.published is not None:
         if a.runs:
             raise UserError("--published scores the published measurements; it takes no RUN folders")

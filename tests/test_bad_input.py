@@ -116,6 +116,14 @@ CASES = [
     ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "all", "--measure", "5", "--kernel", "double_buffer"], "--kernel cannot apply"),
     ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "huge", "--measure", "5"], "invalid choice: 'huge'"),
     ("sweep", ["sweep", "--device", "h100-sxm", "--shapes", "small", "--measure", "5"], "CUDA GPU"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--measure-overlap", "--sass", "0"], "CUDA GPU"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--measure-overlap", "--measure", "3"], "excludes --measure K"),
+    ("sweep", ["sweep", "--device", "h100-sxm", "--measure-overlap", "--json"], "--json and --csv cannot apply"),
+    ("accuracy", ["accuracy", "--intervals", "--published"], "takes no --published or --figures"),
+    ("accuracy", ["accuracy", "--intervals", "--figures", "datasheet"], "takes no --published or --figures"),
+    ("accuracy", ["accuracy", "--model-spread", "{file}"], "writes a new file only"),
+    ("accuracy", ["accuracy", "--model-spread", "{tmp}/s.toml", "--published"], "excludes --published"),
+    ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--figures", "datasheet"], "takes --figures measured"),
 ]
 
 

@@ -29,6 +29,11 @@ def run(a) -> int:
             raise UserError(f"{r} holds no raw.json (not a recorded run)")
     if a.intervals:
         return _intervals(a, runs, results)
+    if a.model_spread:  # before any scoring
+        if Path(a.model_spread).exists():
+            raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
+        if a.figures != "measured":
+            raise UserError("--model-spread takes --figures measured: the spread left when every figure is measured")
     t0 = time.perf_counter()
 
     def progress(j, n, s):
@@ -77,10 +82,6 @@ def interval_line(c: dict) -> str:
 def _write_spread(a, scores, overall) -> int:
     """`--model-spread FILE`: the model's residual quantiles per bound over the scored points (a new file only)."""
     out = Path(a.model_spread)
-    if out.exists():
-        raise UserError(f"{out} exists; --model-spread writes a new file only (results are never overwritten)")
-    if a.figures != "measured":
-        raise UserError("--model-spread takes --figures measured: the spread left when every figure is measured")
     names = ", ".join(s.run for s in scores)
     src = (f"perfmodel accuracy --model-spread: ln(predicted / measured GFLOPS) over {overall['points']} verified points "
            f"of {overall['runs']} recorded runs ({names}) with {a.calibration or 'the reference calibration'}")

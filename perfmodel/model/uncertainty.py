@@ -85,6 +85,9 @@ RANGES: dict[tuple[str, str], Range] = {
     ("latency", "proxy"): Range(0.6, 1.6, "another GPU's pointer chase in this GPU's cycles: the partitions' span and "
                                 "a memory technology nobody measured here"),
 }
+# the smallest share of one block's load phase b single-buffered blocks exposed in calibrate's tile loop on the
+# H100 (long compute phases; 1 with one or two blocks): Figures.tile_exposure, docs/model.md
+TILE_EXPOSURE_H100 = ([1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 0.8, 0.7])
 L1_FILL_BYTES_PER_CLOCK = 128.0  # one 128 B line per clock into an SM's L1: the most an L2->SM port can deliver
 INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port")
 _PROXY_WORDS = ("proxy",)
@@ -122,15 +125,14 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
     return out
 
 
-def input_range(fig, inp: str, kind: str, bt=None) -> Range:
-    """The range of one input of this provenance (the clock's from the device's base and boost clocks;
-    an unmeasured L2->SM port's from the SM's share of the L2 bandwidth in batch bt)."""
+def input_range(fig, inp: str, kind: str) -> Range:
+    """The range of one input of this provenance (the clock's from the device's base and boost clocks)."""
     if (inp, kind) == ("port", "unmeasured"):
-        share = float(np.min(bt.littles_law.l2_bytes_per_clock)) if bt is not None else L1_FILL_BYTES_PER_CLOCK
-        return Range(1.0, max(1.0, L1_FILL_BYTES_PER_CLOCK / share),
-                     f"without a measured L2->SM port a tile's burst arrives at the SM's share of the L2 bandwidth "
-                     f"({share:.1f} B/clock); one SM alone can draw more, up to the L1's fill of "
-                     f"{L1_FILL_BYTES_PER_CLOCK:.0f} B per clock (the H100 measures 120)")
+        return Range(0.0, 1.0, f"without calibrate's tile loop the model lets the resident blocks' tile bursts queue at "
+                               f"the SM's share of the L2 bandwidth and exposes the whole load phase; on the H100 they "
+                               f"overlap, each through a port of about one L1 line per clock (120 B measured, "
+                               f"{L1_FILL_BYTES_PER_CLOCK:.0f} assumed), and 3 / 4 single-buffered blocks expose only 0.8 / "
+                               f"0.7 of one block's phase. Drawn: the position between the two, uniform (in log for the rate)")
     if inp == "clock":
         c = fig.device.compute
         if kind == "given":
@@ -221,7 +223,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     mult = {}
     for inp in INPUTS:  # every input is drawn, in a fixed order, so `only` sees the same numbers; one draw serves
         # every config (a slower clock slows them all), so rankings compare configs under the same inputs
-        x = _log_uniform(rng, input_range(bt.figures, inp, prov[inp], bt), (draws, 1))
+        r = input_range(bt.figures, inp, prov[inp])
+        x = rng.uniform(0.0, 1.0, size=(draws, 1)) if (inp, prov[inp]) == ("port", "unmeasured") else _log_uniform(rng, r, (draws, 1))
         mult[inp] = np.broadcast_to(x if only in (None, inp) else np.ones((draws, 1)), (draws, n))
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
     resid = _residual_quantiles(names, _residual_levels(bt, idx, draws)) if only in (None, "model") else np.zeros((draws, n))
@@ -235,11 +238,21 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         share = ffma * c / np.maximum(ffma * c + other, 1e-12)  # FFMA share of the issue slots
         r = args["rates"]
         l2 = _take(r.l2_bpc, idx, n_all)
-        port = r.port_bpc if r.port_bpc is not None else l2  # unmeasured: the model's L2 share, drawn up to the L1 fill
+        if r.port_bpc is not None:
+            port = r.port_bpc * rp
+        elif only in (None, "port"):  # unmeasured: the tile-load structure drawn between the model's and the H100's
+            # rp: the position, in log, of one block's burst rate between the b blocks' queue at the SM's L2 share
+            # (the model's) and one L1 line per clock (the H100's port, its blocks' bursts overlapping); the same
+            # position sets the share of the load phase b single-buffered blocks expose (1, or the H100's X at 3-4)
+            low = np.log(l2 / a["b"])
+            port = np.exp(low + rp * (np.log(np.maximum(L1_FILL_BYTES_PER_CLOCK, l2)) - low))
+            a["tile_exposure"] = lambda b, _ratio: 1.0 - rp * (1.0 - np.interp(b, *TILE_EXPOSURE_H100))
+        else:
+            port = None
         lat = wk["mem_latency"] * lm * ck
         wk.update(mem_latency=lat, exposed_k=wk["exposed_k"] + (lat - wk["mem_latency"]) / 4.0)
         rates = replace(r, smem_bpc=r.smem_bpc * rs, l2_bpc=l2 * rl / ck, dram_bpc=_take(r.dram_bpc, idx, n_all) * rd / ck,
-                        port_bpc=None if r.port_bpc is None and only not in (None, "port") else port * rp)
+                        port_bpc=port)
         sched = a["scheduled"]
         a.update(work=T.TileWork(**wk), rates=rates, f=T.Fractions(**fr), c_ffma=c / rf,
                  scheduled=None if sched is None else sched * (share / rf + 1.0 - share))

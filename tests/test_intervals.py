@@ -1,0 +1,125 @@
+"""Prediction intervals (model.uncertainty): the draws reproduce the point prediction when every input
+sits at its figure, each input's provenance is read from where the figure came from, intervals are
+ordered and reproducible, and on the recorded runs they cover what they claim (no GPU)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tomllib
+
+from perfmodel.accuracy import accuracy_set, score, spread_of
+from perfmodel.catalogue import KernelConfig, kernel_ids
+from perfmodel.model import uncertainty as U
+from perfmodel.model.figures import Figures
+from perfmodel.model.predict import Problem, predict, predict_batch
+from perfmodel.model.uncertainty import coverage
+from perfmodel.sweep import rank
+
+ROOT = Path(__file__).resolve().parent.parent
+CAL = ROOT / "results" / "reference-calibration-h100-sxm.toml"
+
+
+def _ladder():
+    return [KernelConfig.make(k) for k in kernel_ids()]
+
+
+@pytest.mark.parametrize("figures", ["auto", "datasheet", "calibrated"])
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (1000, 77, 5000), (8, 4096, 1024)])
+def test_draws_at_the_figures_give_the_point_prediction(figures, shape):
+    """With the clock given (its range is then one point) and every other input held at its figure,
+    re-running the terms and the waves gives PredictionBatch.time_s to the last bit."""
+    fig = Figures.load("h100-sxm", CAL) if figures == "calibrated" else Figures.load("h100-sxm", figures=figures)
+    bt = predict_batch(fig, _ladder(), Problem(*shape), clock_MHz=1755.0)
+    t = U.draw_times(bt, only="clock", draws=3)
+    assert np.array_equal(t, np.broadcast_to(bt.time_s, t.shape))
+
+
+def test_provenance_follows_the_figures():
+    cal = U.provenance(Figures.load("h100-sxm", CAL), clock_given=False)
+    assert cal == dict(clock="calibration", ffma="calibration", smem="calibration", l2="calibration", dram="calibration",
+                       latency="calibration", port="calibration")
+    gen = U.provenance(Figures.load("h200"), clock_given=True)
+    # the H200's SM figures are its generation's; its L2 bandwidth is the H100's figure used as a proxy
+    assert gen["clock"] == "given" and gen["ffma"] == gen["port"] == "generation" and gen["l2"] == "proxy"
+    ds = U.provenance(Figures.load("rtx2070s", figures="datasheet"), clock_given=False)
+    assert ds["ffma"] == ds["clock"] == "datasheet" and ds["port"] == "unmeasured"
+    # the RTX 2070 SUPER's L2 bandwidth and latencies were measured on that GPU and published
+    assert ds["l2"] == "microbenchmark" and ds["latency"] == "microbenchmark"
+    clock = U.input_range(Figures.load("rtx2070s", figures="datasheet"), "clock", "datasheet")
+    assert clock.lo == pytest.approx(1605 / 1770) and clock.hi == 1.0
+
+
+def test_intervals_are_ordered_reproducible_and_below_the_peak():
+    fig = Figures.load("rtx2070s", figures="datasheet")
+    p = predict(fig, KernelConfig.make("double_buffer", bm=128), 4096)
+    iv = p.interval
+    assert iv.q05_GFLOPS < iv.q25_GFLOPS < iv.q75_GFLOPS < iv.q95_GFLOPS <= p.peak_GFLOPS
+    # the datasheet FFMA rate is a ceiling: an FFMA-bound prediction's interval lies mostly below it
+    assert p.bound == "fma" and iv.q25_GFLOPS < p.gflops and iv.q05_GFLOPS < 0.85 * p.gflops
+    assert predict(fig, KernelConfig.make("double_buffer", bm=128), 4096).interval == iv
+
+
+def test_a_sweep_gives_a_config_the_interval_predict_gives_it():
+    """Inputs are drawn once for all configs and each config's residual in an order of its own, so a
+    configuration's interval does not depend on the batch it was predicted in."""
+    fig = Figures.load("h100-sxm", figures="datasheet")
+    rk = rank(fig, Problem(2048, 2048, 2048), ["double_buffer"], sass_top=0)
+    top = [int(i) for i in rk.order[:3]]
+    iv = rk.intervals(top)
+    for j, i in enumerate(top):
+        p = predict(fig, rk.configs[i], 2048)
+        assert p.gflops == pytest.approx(float(rk.gflops[i]), rel=1e-12)
+        assert p.interval.q05_GFLOPS == pytest.approx(float(iv["q05"][j]), rel=1e-9)
+        assert p.interval.q95_GFLOPS == pytest.approx(float(iv["q95"][j]), rel=1e-9)
+    assert iv["p_beats_first"][0] == 0.0 and 0.0 <= iv["p_beats_first"][1] <= 1.0
+
+
+def test_each_input_alone_widens_only_its_own_terms():
+    """An FFMA-bound datasheet prediction: the FFMA rate and the clock move it, the memory figures do not."""
+    fig = Figures.load("rtx2070s", figures="datasheet")
+    p = predict(fig, KernelConfig.make("double_buffer", bm=128), 4096, width_parts=True)
+    parts = p.interval.parts
+    assert parts["ffma"][0] < -0.15 and parts["clock"][0] < -0.05
+    assert abs(parts["dram"][0]) < 1e-3 and abs(parts["l2"][0]) < 1e-3
+
+
+def test_coverage_counts_points_inside():
+    c = coverage([10, 20, 30, 40], [10, 20, 30, 40], [5, 15, 35, 30], [8, 19, 36, 41], [12, 21, 38, 45], [15, 25, 39, 50])
+    assert c["points"] == 4 and c["inside_90_pct"] == 75.0 and c["inside_50_pct"] == 50.0
+
+
+@pytest.fixture(scope="module")
+def accuracy_scores():
+    results = ROOT / "results"
+    runs = [results / n for n in accuracy_set(results)]
+    return score(runs, "measured", None, results)
+
+
+def test_the_shipped_model_spread_is_what_the_accuracy_set_gives(accuracy_scores):
+    """model_spread.toml is written by `perfmodel accuracy --model-spread FILE` from the accuracy set;
+    replaying the set today gives the same quantiles (a model change that moves them must rewrite it)."""
+    scores, overall = accuracy_scores
+    shipped = tomllib.loads(U.SPREAD_FILE.read_text())
+    now = spread_of(scores, "")
+    assert shipped["points"] == now["points"] and shipped["levels"] == now["levels"]
+    for b, q in now["by_bound"].items():
+        assert np.allclose(shipped["by_bound"][b], q, atol=2e-5), b
+
+
+def test_calibrated_intervals_cover_what_they_claim_on_the_accuracy_set(accuracy_scores):
+    """In-sample for the model's residual (it comes from these points): 85-95 % inside the 90 %
+    interval and 40-60 % inside the 50 % (`perfmodel accuracy --intervals` prints the same)."""
+    _, overall = accuracy_scores
+    c = overall["intervals"]
+    assert c["points"] == overall["points"] == 2090
+    assert 85.0 <= c["inside_90_pct"] <= 95.0 and 40.0 <= c["inside_50_pct"] <= 60.0
+
+
+def test_datasheet_intervals_on_the_accuracy_set_do_not_regress():
+    """The same points with datasheet figures (no figure measured here): 86.8 % inside the 90 % interval
+    and 39.3 % inside the 50 % when first scored; a change may not lose more than a point of either."""
+    results = ROOT / "results"
+    runs = [results / n for n in accuracy_set(results)]
+    _, overall = score(runs, "datasheet", None, results)
+    c = overall["intervals"]
+    assert c["inside_90_pct"] >= 85.8 and c["inside_50_pct"] >= 38.3
