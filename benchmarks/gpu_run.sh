@@ -6,6 +6,8 @@
 #   bash benchmarks/gpu_run.sh quick                    # perfmodel validate --quick (the ladder at 2048)
 #   bash benchmarks/gpu_run.sh tune SEED [DEVICE]       # sweep --measure 10 --sample 100 --seed SEED, ranked
 #                                                       # with results/reference-calibration-DEVICE.toml
+#   bash benchmarks/gpu_run.sh overlap [DEVICE] [SIZE]  # sweep --measure-overlap at SIZE (default 4096), ranked with
+#                                                       # results/reference-calibration-DEVICE.toml
 #   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
 #   bash benchmarks/gpu_run.sh gpu-tests                # the GPU test suite (pytest -m gpu)
 #   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS]   # perfmodel validate --shapes CLASS|all, stopped (SIGINT)
@@ -16,7 +18,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
+what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -31,6 +33,11 @@ case "$what" in
     python3 -m perfmodel sweep --device "$dev" --size 4096 --measure 10 --sample 100 --seed "$seed" \
         --calibration "results/reference-calibration-$dev.toml" > "$OUT/tune-seed$seed.log" 2>&1; echo "sweep rc $?"
     grep -v compiled "$OUT/tune-seed$seed.log" | grep "(top\|best" ;;
+  overlap)
+    dev=${2:-h100-sxm}; size=${3:-4096}
+    python3 -m perfmodel sweep --device "$dev" --size "$size" --measure-overlap \
+        --calibration "results/reference-calibration-$dev.toml" > "$OUT/overlap-$size.log" 2>&1; echo "sweep rc $?"
+    grep "measuring\|best" "$OUT/overlap-$size.log" ;;
   calibrate)
     python3 -m perfmodel calibrate > "$OUT/calibrate.log" 2>&1; echo "calibrate rc $?"
     tail -12 "$OUT/calibrate.log"

@@ -128,3 +128,32 @@ def test_sweep_measure_reports_the_rank(tmp_path, monkeypatch, capsys):
     assert "measured best:" in out and "model rank" in out
     runs = list((tmp_path / "results").glob("*-tune/raw.json"))
     assert len(runs) == 1
+
+
+def test_sweep_measure_overlap_measures_exactly_the_overlapping_configs(tmp_path, monkeypatch, capsys):
+    """--measure-overlap times the model's first and every configuration faster than it in at least 5 % of
+    the draws (Ranking.intervals), nothing else, into a *-tune-overlap folder."""
+    import json
+
+    import numpy as np
+
+    from perfmodel.cli import main
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import Problem
+    from perfmodel.sweep import rank
+
+    rk = rank(Figures.load("h100-sxm"), Problem(512, 512, 512), ["tiled_1d"], sass_top=0)
+    shown = [int(i) for i in rk.order[:200]]
+    p = rk.intervals(shown)["p_beats_first"]
+    want = {rk.configs[i].label() for j, i in enumerate(shown) if j == 0 or p[j] >= 0.05}
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--device", "h100-sxm", "--kernel", "tiled_1d", "--size", "512", "--sass", "0",
+                 "--measure-overlap"]) == 0
+    runs = list((tmp_path / "results").glob("*-tune-overlap/raw.json"))
+    assert len(runs) == 1
+    ms = json.loads(runs[0].read_text())["measurements"]
+    from perfmodel.catalogue import KernelConfig
+
+    got = {KernelConfig.make(m["kernel"], **m["config"]).label() for m in ms if m["kernel"] != "cublas"}
+    assert got == want and 1 < len(want) < len(rk.configs)
+    assert all(m["verified"] for m in ms) and np.isfinite([m["gflops_median"] for m in ms]).all()
