@@ -1,4 +1,4 @@
-"""Command line: `perfmodel predict|devices|sweep|roofline|validate|report|calibrate|accuracy`.
+"""Command line: `perfmodel predict|devices|sweep|choose|roofline|validate|report|calibrate|accuracy`.
 
 The top layer: `build_parser()` and `main(argv) -> int` (tests drive it in-process) parse the
 arguments; the handlers in perfmodel.commands turn them into library calls. The library never
@@ -11,7 +11,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from .commands import accuracy, devices, measure, predict, report, sweep
+from .commands import accuracy, choose, devices, measure, predict, report, sweep
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
 
@@ -89,7 +89,9 @@ def _check(a) -> None:
         dup = sorted({k for k in kernels if kernels.count(k) > 1})
         if dup:
             raise UserError(f"--kernel {dup[0]} is given more than once (name each kernel once)")
-    if a.cmd in ("predict", "sweep", "roofline") and a.figures == "datasheet" and a.calibration:
+    if a.cmd == "choose" and a.measure and a.json:
+        raise UserError("--measure prints its measurement; --json cannot apply")
+    if a.cmd in ("predict", "sweep", "roofline", "choose") and a.figures == "datasheet" and a.calibration:
         raise UserError("--figures datasheet and --calibration exclude each other (a calibration's figures are measured)")
     if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
@@ -177,6 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop (default 20; 0: closed form only)")
 
+    ch = sub.add_parser("choose", help="the model's pick over every kernel of the catalogue, its runner-ups and why they lose")
+    ch.add_argument("--device", required=True, help="shipped device name or path to a device .toml")
+    _add_size(ch)
+    ch.add_argument("--runners", type=positive_int, default=4, help="runner-ups to show after the pick (default 4)")
+    ch.add_argument("--json", action="store_true", help="print the choice as JSON")
+    ch.add_argument("--measure", action="store_true", help="on a GPU: time the pick beside cuBLAS right away (results/…-choose)")
+    ch.add_argument("--calibration", help="a perfmodel calibrate file: choose with its measured figures")
+    ch.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
+    ch.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
+                    help="device figures without --calibration (as predict's --figures)")
+    ch.add_argument("--sass", type=count_int, default=20, metavar="N",
+                    help="re-predict the top N from their binaries, as sweep does (default 20; 0: closed form only)")
+
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
     r.add_argument("--device", required=True)
     r.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the whole ladder)")
@@ -236,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-COMMANDS = {"predict": predict.run, "devices": devices.run, "sweep": sweep.run, "roofline": report.roofline,
+COMMANDS = {"predict": predict.run, "devices": devices.run, "sweep": sweep.run, "choose": choose.run, "roofline": report.roofline,
             "validate": measure.validate, "report": report.report, "calibrate": measure.calibrate,
             "accuracy": accuracy.run}
 

@@ -157,3 +157,21 @@ def test_sweep_measure_overlap_measures_exactly_the_overlapping_configs(tmp_path
     got = {KernelConfig.make(m["kernel"], **m["config"]).label() for m in ms if m["kernel"] != "cublas"}
     assert got == want and 1 < len(want) < len(rk.configs)
     assert all(m["verified"] for m in ms) and np.isfinite([m["gflops_median"] for m in ms]).all()
+
+
+def test_choose_measure_times_the_pick_beside_cublas(tmp_path, monkeypatch, capsys):
+    import json
+
+    from perfmodel.choose import choose
+    from perfmodel.cli import main
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import Problem
+
+    ch, _ = choose(Figures.load("h100-sxm"), Problem(512, 512, 512), sass_top=0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["choose", "--device", "h100-sxm", "--size", "512", "--sass", "0", "--measure"]) == 0
+    runs = list((tmp_path / "results").glob("*-choose/raw.json"))
+    assert len(runs) == 1
+    ms = json.loads(runs[0].read_text())["measurements"]
+    assert sorted(m["kernel"] for m in ms) == sorted(["cublas", ch.pick.config.kernel])
+    assert all(m["verified"] for m in ms)

@@ -20,7 +20,7 @@ SAMPLE = 20
 
 
 def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SAMPLE, seed: int = 0,
-                  chosen: list | None = None) -> int:
+                  chosen: list | None = None, kind: str = "") -> int:
     """Measure the model's top K and a random sample of the rest; or, with `chosen`, exactly those configs
     (sweep --measure-overlap: the ones whose interval overlaps the first's), no sample."""
     order = list(np.argsort(-np.asarray(gflops)))
@@ -33,7 +33,7 @@ def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SA
     if match_shipped(gpu.name, gpu.cc) != device.name:
         print(f"warning: predicting for {device.name} but measuring on {gpu.name}", file=sys.stderr)
     started = datetime.now(timezone.utc)
-    kind = "tune" if chosen is None else "tune-overlap"
+    kind = kind or ("tune" if chosen is None else "tune-overlap")
     out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{device.name}-{kind}{f'-seed{seed}' if seed and chosen is None else ''}"
     if out.exists():
         raise UserError(f"{out} exists")

@@ -1,0 +1,121 @@
+"""The model's pick for one problem on one device over the whole kernel catalogue (`perfmodel choose`):
+every valid configuration of every kernel ranked (sweep.rank: the closed form, the top re-predicted
+from their binaries), the first with its prediction and interval, the runner-ups and the best of each
+other kernel with why each loses, and how often each would beat the pick over the interval's draws."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .catalogue import KernelConfig, kernel_ids
+from .model import terms as T
+from .model.figures import Figures
+from .model.predict import PredictionBatch, Problem
+from .sweep import rank
+
+OVERLAP = 0.05  # a configuration faster than the pick in at least this share of the draws overlaps it
+
+
+@dataclass
+class Candidate:
+    config: KernelConfig
+    rank: int
+    gflops: float
+    q05_gflops: float
+    q25_gflops: float
+    q75_gflops: float
+    q95_gflops: float
+    bound: str
+    p_beats_pick: float  # share of the draws in which it is faster than the pick (0 for the pick)
+    why: str  # why it loses to the pick (empty for the pick)
+    from_binary: bool
+
+    @property
+    def overlaps_pick(self) -> bool:
+        return self.rank > 1 and self.p_beats_pick >= OVERLAP
+
+
+@dataclass
+class Choice:
+    device: str
+    figures: str
+    M: int
+    N: int
+    K: int
+    considered: int
+    valid: int
+    pick: Candidate
+    runners: list  # the next configurations of the ranking
+    best_per_kernel: list  # the best configuration of every other kernel
+    not_applicable: dict = field(default_factory=dict)  # kernel -> why no configuration of it is valid here
+
+
+def _per_flop(bt: PredictionBatch, i: int) -> tuple[float, int, float]:
+    """(cycles per useful flop of the k-tile loop at full residency, its largest term, wave efficiency)."""
+    r, o, w, t = bt.resources, bt.occupancy, bt.waves, bt.traffic
+    b = max(float(o.blocks_per_sm[i]), 1.0)
+    flops_tile = 2.0 * float(r.bm[i] * r.bn[i] * r.bk[i]) * b
+    cyc = bt.compute.cycles[:, i]
+    waves = float(t.blocks[i]) / max(float(w.blocks_per_wave[i]), 1.0)
+    eff = waves / max(np.ceil(waves - 1e-9), 1.0)
+    return float(cyc.max()) / flops_tile, int(cyc.argmax()), eff
+
+
+def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int) -> str:
+    """One line: where a configuration's time goes beyond the pick's (fixed costs, waves, or the k-tile
+    loop's cycles per flop and what bounds them)."""
+    b_r, b_p = T.BOUNDS[int(bt_r.bound[i])], T.BOUNDS[int(bt_p.bound[p])]
+    if int(bt_r.occupancy.blocks_per_sm[i]) == 0:
+        return "no block fits on an SM"
+    below = f"{100 * (1 - float(bt_r.gflops[i]) / max(float(bt_p.gflops[p]), 1e-9)):.1f} % below the pick"
+    if b_r == "fixed":
+        return f"{below}: fixed costs (its first loads, the launch, padding of partial tiles) dominate"
+    pf_r, _, eff_r = _per_flop(bt_r, i)
+    pf_p, _, eff_p = _per_flop(bt_p, p)
+    blocks = f"{int(bt_r.occupancy.blocks_per_sm[i])} blocks per SM against the pick's {int(bt_p.occupancy.blocks_per_sm[p])}"
+    if eff_r < eff_p - 0.05:
+        return (f"{below}: wave quantisation, its waves fill {100 * eff_r:.0f} % of the GPU's resident block slots "
+                f"on average (the pick's {100 * eff_p:.0f} %)")
+    if pf_r <= pf_p * 1.01:
+        return (f"{below}: its k-tile loop is as fast per flop ({pf_r / pf_p:.2f}x the pick's cycles, {b_r}-bound, {blocks}); "
+                f"it loses in the tail wave, the first tiles and the stores")
+    return f"{below}: {pf_r / pf_p:.2f}x the pick's k-tile cycles per flop, bound by {b_r} (the pick by {b_p}), {blocks}"
+
+
+def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = 20,
+           progress: Optional[Callable[[int, int], None]] = None):
+    """The model's pick over the whole catalogue: (Choice, the sweep.Ranking it came from)."""
+    rk = rank(fig, problem, kernel_ids(), sass_top, progress)
+    order = [int(i) for i in rk.order]
+    first = order[0]
+    seen, best_of = set(), []
+    for i in order:  # the best configuration of each kernel, in ranking order
+        k = rk.configs[i].kernel
+        if k not in seen:
+            seen.add(k)
+            best_of.append(i)
+    shown = list(dict.fromkeys(order[: runners + 1] + best_of))
+    iv = rk.intervals(shown)
+    pos = {i: j for j, i in enumerate(shown)}
+    where = {i: rk.refined_at[i] for i in shown if i in rk.refined_at}
+
+    def batch_row(i):
+        return (rk.refined_batch, where[i]) if i in where else (rk.batch, i)
+
+    def cand(i) -> Candidate:
+        j = pos[i]
+        bt, k = batch_row(i)
+        bp, kp = batch_row(first)
+        return Candidate(config=rk.configs[i], rank=order.index(i) + 1, gflops=float(rk.gflops[i]),
+                         q05_gflops=float(iv["q05"][j]), q25_gflops=float(iv["q25"][j]), q75_gflops=float(iv["q75"][j]),
+                         q95_gflops=float(iv["q95"][j]), bound=T.BOUNDS[int(bt.bound[k])],
+                         p_beats_pick=float(iv["p_beats_first"][j]), why="" if i == first else why_it_loses(bt, k, bp, kp),
+                         from_binary=i in rk.refined)
+
+    M, N, K = problem.M, problem.N, problem.K
+    na = {k: "no configuration of it is valid on this device" for k in kernel_ids() if k not in seen}
+    return Choice(device=fig.device.name, figures=fig.kind, M=M, N=N, K=K, considered=rk.considered, valid=len(rk.configs),
+                  pick=cand(first), runners=[cand(i) for i in order[1: runners + 1]],
+                  best_per_kernel=[cand(i) for i in best_of if i != first], not_applicable=na), rk
