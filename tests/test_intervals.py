@@ -95,11 +95,15 @@ def accuracy_scores():
     return score(runs, "measured", None, results)
 
 
-def test_the_shipped_model_spread_is_what_the_accuracy_set_gives(accuracy_scores):
-    """model_spread.toml is written by `perfmodel accuracy --model-spread FILE` from the accuracy set;
-    replaying the set today gives the same quantiles (a model change that moves them must rewrite it)."""
-    scores, overall = accuracy_scores
+def test_the_shipped_model_spread_is_what_its_runs_give():
+    """model_spread.toml is written by `perfmodel accuracy RUN ... --model-spread FILE` from the runs it
+    lists (measured figures: each device's reference calibration, else the run's own; the corpus
+    hold-out left out); replaying them today gives the same quantiles (a model change that moves them
+    must rewrite the file)."""
     shipped = tomllib.loads(U.SPREAD_FILE.read_text())
+    results = ROOT / "results"
+    assert set(accuracy_set(results)) <= set(shipped["runs"])
+    scores, _ = score([results / n for n in shipped["runs"]], "measured", None, results, own_fallback=True)
     now = spread_of(scores, "")
     assert shipped["points"] == now["points"] and shipped["levels"] == now["levels"]
     for b, q in now["by_bound"].items():
@@ -107,8 +111,8 @@ def test_the_shipped_model_spread_is_what_the_accuracy_set_gives(accuracy_scores
 
 
 def test_calibrated_intervals_cover_what_they_claim_on_the_accuracy_set(accuracy_scores):
-    """In-sample for the model's residual (it comes from these points): 85-95 % inside the 90 %
-    interval and 40-60 % inside the 50 % (`perfmodel accuracy --intervals` prints the same)."""
+    """In-sample for the model's residual (these points are among those it comes from): 85-95 % inside the
+    90 % interval and 40-60 % inside the 50 % (`perfmodel accuracy --intervals` prints the same)."""
     _, overall = accuracy_scores
     c = overall["intervals"]
     assert c["points"] == overall["points"] == 2090
@@ -116,10 +120,11 @@ def test_calibrated_intervals_cover_what_they_claim_on_the_accuracy_set(accuracy
 
 
 def test_datasheet_intervals_on_the_accuracy_set_do_not_regress():
-    """The same points with datasheet figures (no figure measured here): 86.8 % inside the 90 % interval
-    and 39.3 % inside the 50 % when first scored; a change may not lose more than a point of either."""
+    """The same points with datasheet figures (no figure measured here): 88.0 % inside the 90 % interval
+    and 37.4 % inside the 50 % with the residual of every recorded run (86.8 % and 39.3 % with the accuracy
+    set's alone); a change may not lose more than a point of either."""
     results = ROOT / "results"
     runs = [results / n for n in accuracy_set(results)]
     _, overall = score(runs, "datasheet", None, results)
     c = overall["intervals"]
-    assert c["inside_90_pct"] >= 85.8 and c["inside_50_pct"] >= 38.3
+    assert c["inside_90_pct"] >= 87.0 and c["inside_50_pct"] >= 36.4

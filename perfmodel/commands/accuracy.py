@@ -41,7 +41,7 @@ def run(a) -> int:
             print(f"\r  scored {j}/{n} runs ({time.perf_counter() - t0:.0f} s)", end="" if j < n else "\n",
                   file=sys.stderr, flush=True)
 
-    scores, overall = score(runs, a.figures, a.calibration, results, progress)
+    scores, overall = score(runs, a.figures, a.calibration, results, progress, own_fallback=bool(a.model_spread))
     if a.model_spread:
         return _write_spread(a, scores, overall)
     if not a.json and a.figures == "measured":
@@ -82,10 +82,10 @@ def interval_line(c: dict) -> str:
 def _write_spread(a, scores, overall) -> int:
     """`--model-spread FILE`: the model's residual quantiles per bound over the scored points (a new file only)."""
     out = Path(a.model_spread)
-    names = ", ".join(s.run for s in scores)
     src = (f"perfmodel accuracy --model-spread: ln(predicted / measured GFLOPS) over {overall['points']} verified points "
-           f"of {overall['runs']} recorded runs ({names}) with {a.calibration or 'the reference calibration'}")
-    out.write_text(tomli_w.dumps(spread_of(scores, src)))
+           f"of {overall['runs']} recorded runs (the corpus hold-out left out) with "
+           f"{a.calibration or 'the reference calibration of the device, else the run' + chr(39) + 's own'}")
+    out.write_text(tomli_w.dumps({**spread_of(scores, src), "runs": [s.run for s in scores]}))
     print(f"wrote {out}: {overall['points']} points, bounds " + ", ".join(
         f"{b} {n}" for b, n in spread_of(scores, src)["points"].items()))
     return 0

@@ -12,10 +12,11 @@ Two kinds of uncertainty enter (docs/model.md, "Intervals"):
   memory system's. Terms are recombined exactly as the point prediction combines them (the largest
   bounds each k-tile; terms.tile_loop_cycles), so an input matters only where it is, or becomes,
   the bound.
-- **the model itself**: what is left when every figure is this GPU's measured one. Its spread is
-  the distribution of ln(predicted / measured) over the recorded accuracy set replayed with the
-  reference calibration, per bound (`model_spread.toml`, written by `perfmodel accuracy
-  --model-spread FILE`); a bound with fewer than `MIN_POINTS` recorded points uses all points'.
+- **the model itself**: what is left when every figure is the GPU's measured one. Its spread is the
+  distribution of ln(predicted / measured) over the recorded runs `model_spread.toml` lists (the
+  accuracy set, the shape runs without the corpus hold-out, the H200 runs; each device's reference
+  calibration, else the run's own), per bound, written by `perfmodel accuracy RUN ... --model-spread
+  FILE`; a bound with fewer than `MIN_POINTS` recorded points uses all points'.
 
 Draws are a fixed pseudo-random sample (`DRAWS`, seed `SEED`), so the same prediction always gets the
 same interval. Without its draw axis everything is the point prediction: at every input's nominal
