@@ -77,14 +77,14 @@ class Ranking:
     def order(self) -> np.ndarray:
         return np.argsort(-self.gflops)
 
-    def _times(self, idx: Sequence[int]) -> np.ndarray:
-        """Draw times (model.uncertainty.draw_times) of configs idx, each from the batch that predicted it."""
+    def _draws(self, idx: Sequence[int]) -> np.ndarray:
+        """Drawn GFLOPS (model.uncertainty) of configs idx, each from the batch that predicted it."""
         out = np.empty((U.DRAWS, len(idx)))
         for src, pos in ((self.batch, [j for j, i in enumerate(idx) if i not in self.refined_at]),
                          (self.refined_batch, [j for j, i in enumerate(idx) if i in self.refined_at])):
             if pos:
                 rows = [self.refined_at.get(idx[j], idx[j]) for j in pos] if src is self.refined_batch else [idx[j] for j in pos]
-                out[:, pos] = U.draw_times(src, rows)
+                out[:, pos] = U.draw_gflops(src, rows, U.draw_times(src, rows))
         return out
 
     def intervals(self, idx: Sequence[int]) -> dict[str, np.ndarray]:
@@ -92,11 +92,9 @@ class Ranking:
         which each is faster than the first of idx (the inputs are drawn once for all configs, the
         model's residual for each on its own)."""
         idx = [int(i) for i in idx]
-        t = self._times(idx)
-        flops = np.array([float(np.broadcast_to(self.batch.traffic.flops, self.gflops.shape)[i]) for i in idx])
-        g = flops / t * 1e-9
+        g = self._draws(idx)
         out = {f"q{round(q * 100):02d}": np.quantile(g, q, axis=0) for q in U.LEVELS}
-        out["p_beats_first"] = (t < t[:, :1]).mean(axis=0)
+        out["p_beats_first"] = (g > g[:, :1]).mean(axis=0)
         return out
 
 

@@ -128,3 +128,39 @@ def test_datasheet_intervals_on_the_accuracy_set_do_not_regress():
     _, overall = score(runs, "datasheet", None, results)
     c = overall["intervals"]
     assert c["inside_90_pct"] >= 87.0 and c["inside_50_pct"] >= 36.4
+
+
+def test_estimated_registers_are_drawn_and_compiled_ones_are_not():
+    """Without the compiler's count the registers are drawn at the recorded ratios of compiled to
+    estimated registers (an occupancy change re-predicts the configuration); a known count is not drawn."""
+    from perfmodel import facts
+
+    fig = Figures.load("v100", figures="datasheet")
+    cfg = KernelConfig.make("tiled_2d", bm=128, bn=128, bk=8, tm=8, tn=8)
+    est = predict(fig, cfg, 4096, width_parts=True)
+    known = predict(fig, cfg, 4096, build=facts.given(int(est.resources.registers_per_thread)), width_parts=True)
+    assert est.interval.inputs["registers"] == "estimate" and "registers" in est.interval.parts
+    assert known.interval.inputs["registers"] == "compiler" and "registers" not in known.interval.parts
+    assert known.gflops == est.gflops
+    # alone, the registers only lower it: the binary may hold more of them, and fewer blocks fit
+    lo, hi = est.interval.parts["registers"]
+    assert lo < -0.03 and hi == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_register_ratios_are_the_recorded_ones():
+    """REGISTER_RATIO_LEVELS: compiled / estimated registers of every distinct configuration of the runs
+    the model's residual comes from, at 10, 30, 50, 70 and 90 %."""
+    from perfmodel.analysis import load_run
+
+    ratios, seen = [], set()
+    for name in tomllib.loads(U.SPREAD_FILE.read_text())["runs"]:
+        for m in load_run(ROOT / "results" / name).measurements:
+            if m.kernel == "cublas" or not m.registers:
+                continue
+            cfg = KernelConfig.make(m.kernel, **m.config)
+            if cfg.label() not in seen:
+                seen.add(cfg.label())
+                ratios.append(m.registers / cfg.estimated_registers())
+    assert len(ratios) == 2111
+    q = np.quantile(ratios, [0.1, 0.3, 0.5, 0.7, 0.9])
+    assert np.allclose(q, U.REGISTER_RATIO_LEVELS, atol=0.005)

@@ -45,3 +45,10 @@ def occupancy(limits, threads, regs, smem_bytes):
     order = np.array([1, 2, 0, 3])
     limiter = order[np.argmin(stack[order], axis=0)]
     return blocks, limiter, warps
+
+
+def register_cap(device, threads):
+    """The most registers per thread nvcc gives a kernel with __launch_bounds__(threads): what one block
+    leaves per thread in 8-register steps, at most the architecture's limit (the excess spills)."""
+    lim_ = device.limits
+    return np.minimum(lim_.max_registers_per_thread, np.floor(lim_.registers_per_block / (np.ceil(threads / 32) * 32) / 8) * 8)

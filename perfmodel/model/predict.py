@@ -15,7 +15,7 @@ from . import terms as T
 from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
-from .occupancy import LIMITERS, occupancy
+from .occupancy import LIMITERS, occupancy, register_cap
 from .schedule import compute_cycles_per_tile
 from .smem_banks import smem_counts, smem_counts_many
 
@@ -111,8 +111,7 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     given = np.array([float(b.registers) if b.registers is not None else 0.0 for b in builds])
     if not known.all():
         est = np.array([c.estimated_registers() for c in configs], dtype=float)
-        lim_ = device.limits
-        cap = np.minimum(lim_.max_registers_per_thread, np.floor(lim_.registers_per_block / (np.ceil(thr / 32) * 32) / 8) * 8)
+        cap = register_cap(device, thr)
         regs_est = np.minimum(est, cap)
         regs = np.where(known, given, regs_est)
         local = np.where(known, local, np.maximum(local, 4.0 * (est - regs_est)))
@@ -399,10 +398,18 @@ class PredictionBatch:
     edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
     launch_s: float  # the timed launch's fixed cost
     clock_given: bool  # the SM clock was given (measured), not the datasheet's boost clock
+    configs: tuple = ()  # what was predicted (model.uncertainty re-predicts estimated registers)
+    builds: tuple = ()
 
     @property
     def blocks_per_sm(self) -> np.ndarray:
         return self.occupancy.blocks_per_sm
+
+    def again(self, idx, builds) -> "PredictionBatch":
+        """Configs idx predicted again with other build facts (same figures, problem and clock)."""
+        M, N, K = (np.asarray(d)[idx] for d in self.dims)
+        return predict_batch(self.figures, [self.configs[i] for i in idx], Problem(M, N, K), builds=builds,
+                             clock_MHz=self.clock_MHz[idx] if self.clock_given else None)
 
     @property
     def cycles(self) -> np.ndarray:
@@ -460,7 +467,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
                            local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)),
                            prologue_cycles=np.broadcast_to(prologue, (n,)), edge_cycles=np.broadcast_to(edge_cycles, (n,)),
-                           launch_s=launch_s, clock_given=clock_MHz is not None)
+                           launch_s=launch_s, clock_given=clock_MHz is not None, configs=tuple(configs), builds=tuple(builds))
 
 
 
@@ -717,7 +724,7 @@ def interval_row(bt: PredictionBatch, k: int, width_parts: bool = False) -> Inte
     """Config k's interval (model.uncertainty)."""
     q = U.intervals(bt, [k])
     return Interval(**{f"{name}_GFLOPS": float(v[0]) for name, v in q.items()},
-                    inputs=U.provenance(bt.figures, bt.clock_given),
+                    inputs={**U.provenance(bt.figures, bt.clock_given), "registers": U.registers_provenance(bt, [k])},
                     parts=U.width_parts(bt, k) if width_parts else None)
 
 

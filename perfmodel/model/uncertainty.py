@@ -31,7 +31,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..facts import BuildFacts
 from . import terms as T
+from .occupancy import register_cap
 
 DRAWS = 512
 SEED = 20261124
@@ -90,6 +92,9 @@ RANGES: dict[tuple[str, str], Range] = {
 # H100 (long compute phases; 1 with one or two blocks): Figures.tile_exposure, docs/model.md
 TILE_EXPOSURE_H100 = ([1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 0.8, 0.7])
 L1_FILL_BYTES_PER_CLOCK = 128.0  # one 128 B line per clock into an SM's L1: the most an L2->SM port can deliver
+# compiled / estimated registers per thread over the 2,111 distinct configurations of the runs model_spread.toml
+# lists (the registers of the binary that ran against catalogue's estimate), at 10, 30, 50, 70 and 90 %
+REGISTER_RATIO_LEVELS = (0.92, 1.02, 1.13, 1.31, 2.28)
 INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port")
 _PROXY_WORDS = ("proxy",)
 _MEASURED_WORDS = ("measured", "microbenchmark", "pointer chase", "jia et al", "luo et al", "stream")
@@ -123,6 +128,32 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
         kinds = {_source_kind(dev.source_of(f)) for f in ("latency.l2_latency_cycles", "latency.dram_latency_cycles")}
         out["latency"] = "proxy" if "proxy" in kinds or "datasheet" in kinds else "microbenchmark"
     out["port"] = ("generation" if fig.generation else "calibration") if fig.l2_port_bytes_per_clock else "unmeasured"
+    return out
+
+
+def registers_provenance(bt, idx) -> str:
+    """'compiler' where every config of idx has known registers (compiled, recorded or given), else 'estimate'."""
+    builds = bt.builds
+    return "estimate" if builds and any(builds[i].registers is None for i in idx) else "compiler"
+
+
+def _register_variants(bt, idx):
+    """PredictionBatches of configs idx with their estimated registers scaled by each REGISTER_RATIO_LEVELS
+    (known registers kept; beyond the cap the excess spills as the estimate does)."""
+    fig = bt.figures
+    out = []
+    for ratio in REGISTER_RATIO_LEVELS:
+        builds = []
+        for i in idx:
+            b, c = bt.builds[i], bt.configs[i]
+            if b.registers is not None:
+                builds.append(b)
+                continue
+            want = int(np.ceil(c.estimated_registers() * ratio / 8.0) * 8)
+            cap = int(register_cap(fig.device, c.threads))
+            builds.append(BuildFacts(registers=min(want, cap), registers_source="estimate x ratio",
+                                     local_bytes=4 * max(0, want - cap), origin="given"))
+        out.append(bt.again(idx, builds))
     return out
 
 
@@ -210,7 +241,8 @@ def _take(x, idx, n):
     return x if x is None or np.ndim(x) == 0 else np.broadcast_to(np.asarray(x), (n,))[idx]
 
 
-def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = None, draws: int = DRAWS) -> np.ndarray:
+def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = None, draws: int = DRAWS,
+               _registers: bool = True) -> np.ndarray:
     """Times (s) of `draws` draws of the inputs (and the model's residual) for configs idx of a
     PredictionBatch: (draws, len(idx)). Each draw runs terms.tile_cycles again with the drawn rates and
     latency (the binary's simulated compute phase scaled with the FFMA rate, as the issue term is), then
@@ -227,6 +259,13 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         r = input_range(bt.figures, inp, prov[inp])
         x = rng.uniform(0.0, 1.0, size=(draws, 1)) if (inp, prov[inp]) == ("port", "unmeasured") else _log_uniform(rng, r, (draws, 1))
         mult[inp] = np.broadcast_to(x if only in (None, inp) else np.ones((draws, 1)), (draws, n))
+    if _registers and registers_provenance(bt, idx) == "estimate" and only in (None, "registers"):
+        # the registers nobody compiled: each draw takes the configs at one level of the recorded ratio of
+        # compiled to estimated registers (an occupancy change re-predicts them), the other inputs as drawn
+        level = rng.integers(0, len(REGISTER_RATIO_LEVELS), size=draws)
+        vs = [draw_times(v, None, only=only if only == "registers" else None, draws=draws, _registers=False)
+              for v in _register_variants(bt, idx)]
+        return np.stack(vs)[level, np.arange(draws)]
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
     resid = _residual_quantiles(names, _residual_levels(bt, idx, draws)) if only in (None, "model") else np.zeros((draws, n))
     ck, rf, rs, rl, rd, lm, rp = (mult[k] for k in INPUTS)
@@ -268,13 +307,19 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     return (total / hz + bt.launch_s) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
 
 
+def draw_gflops(bt, idx, times) -> np.ndarray:
+    """GFLOPS of drawn times of configs idx; no draw beats the FP32 peak at the config's clock."""
+    idx = np.asarray(idx, dtype=int)
+    flops = np.broadcast_to(bt.traffic.flops, bt.gflops.shape)[idx]
+    peak = bt.figures.device.peak_fp32_GFLOPS(1.0) * bt.clock_MHz[idx]
+    return np.minimum(flops / times * 1e-9, peak)
+
+
 def intervals(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = None) -> dict[str, np.ndarray]:
     """GFLOPS at the LEVELS of the draws for configs idx: {'q05', 'q25', 'q75', 'q95'} arrays (the slowest
     draws give the low GFLOPS), zeros where no block fits."""
     idx = np.arange(len(bt.gflops)) if idx is None else np.asarray(idx, dtype=int)
-    flops = bt.traffic.flops[idx]
-    peak = bt.figures.device.peak_fp32_GFLOPS(1.0) * bt.clock_MHz[idx]  # no draw beats the FP32 peak at its clock
-    g = np.minimum(flops / draw_times(bt, idx, only=only) * 1e-9, peak)
+    g = draw_gflops(bt, idx, draw_times(bt, idx, only=only))
     fits = bt.occupancy.blocks_per_sm[idx] > 0
     return {f"q{round(q * 100):02d}": np.where(fits, np.quantile(g, q, axis=0), 0.0) for q in LEVELS}
 
@@ -284,7 +329,7 @@ def width_parts(bt, k: int) -> dict[str, tuple[float, float]]:
     one input varies, per input and for the model's residual."""
     p = float(bt.gflops[k])
     out = {}
-    for inp in INPUTS + ("model",):
+    for inp in INPUTS + ("model",) + (("registers",) if registers_provenance(bt, [k]) == "estimate" else ()):
         q = intervals(bt, [k], only=inp)
         out[inp] = (float(q["q05"][0]) / p - 1.0 if p else 0.0, float(q["q95"][0]) / p - 1.0 if p else 0.0)
     return out
