@@ -85,10 +85,10 @@ def render(p: Prediction) -> str:
 PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",
               "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
               "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share",
-              "compiler": "the compiler", "estimate": "estimated: no compiler for this device here, or --estimate"}
+              "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate"}
 INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
                "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself",
-               "registers": "registers per thread"}
+               "registers": "registers per thread", "reuse": "DRAM traffic"}
 
 
 def render_interval(p: Prediction) -> list[str]:

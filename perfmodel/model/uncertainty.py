@@ -95,7 +95,7 @@ L1_FILL_BYTES_PER_CLOCK = 128.0  # one 128 B line per clock into an SM's L1: the
 # compiled / estimated registers per thread over the 2,111 distinct configurations of the runs model_spread.toml
 # lists (the registers of the binary that ran against catalogue's estimate), at 10, 30, 50, 70 and 90 %
 REGISTER_RATIO_LEVELS = (0.92, 1.02, 1.13, 1.31, 2.28)
-INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port")
+INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port", "reuse")
 _PROXY_WORDS = ("proxy",)
 _MEASURED_WORDS = ("measured", "microbenchmark", "pointer chase", "jia et al", "luo et al", "stream")
 
@@ -128,6 +128,7 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
         kinds = {_source_kind(dev.source_of(f)) for f in ("latency.l2_latency_cycles", "latency.dram_latency_cycles")}
         out["latency"] = "proxy" if "proxy" in kinds or "datasheet" in kinds else "microbenchmark"
     out["port"] = ("generation" if fig.generation else "calibration") if fig.l2_port_bytes_per_clock else "unmeasured"
+    out["reuse"] = "model"
     return out
 
 
@@ -159,6 +160,11 @@ def _register_variants(bt, idx):
 
 def input_range(fig, inp: str, kind: str) -> Range:
     """The range of one input of this provenance (the clock's from the device's base and boost clocks)."""
+    if inp == "reuse":
+        return Range(0.0, 1.0, "the DRAM bytes: the model counts each wave's A and B panels once (terms.dram_bytes); "
+                               "blocks out of step, and what the L2 keeps between waves, can bring them down to the "
+                               "compulsory traffic (A, B and C once), never below. Drawn: the position, in log, between "
+                               "the model's bytes and the compulsory ones, uniform")
     if (inp, kind) == ("port", "unmeasured"):
         return Range(0.0, 1.0, f"without calibrate's tile loop the model lets the resident blocks' tile bursts queue at "
                                f"the SM's share of the L2 bandwidth and exposes the whole load phase; on the H100 they "
@@ -257,7 +263,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     for inp in INPUTS:  # every input is drawn, in a fixed order, so `only` sees the same numbers; one draw serves
         # every config (a slower clock slows them all), so rankings compare configs under the same inputs
         r = input_range(bt.figures, inp, prov[inp])
-        x = rng.uniform(0.0, 1.0, size=(draws, 1)) if (inp, prov[inp]) == ("port", "unmeasured") else _log_uniform(rng, r, (draws, 1))
+        positional = (inp, prov[inp]) in (("port", "unmeasured"), ("reuse", "model"))
+        x = rng.uniform(0.0, 1.0, size=(draws, 1)) if positional else _log_uniform(rng, r, (draws, 1))
         mult[inp] = np.broadcast_to(x if only in (None, inp) else np.ones((draws, 1)), (draws, n))
     if _registers and registers_provenance(bt, idx) == "estimate" and only in (None, "registers"):
         # the registers nobody compiled: each draw takes the configs at one level of the recorded ratio of
@@ -268,7 +275,12 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         return np.stack(vs)[level, np.arange(draws)]
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
     resid = _residual_quantiles(names, _residual_levels(bt, idx, draws)) if only in (None, "model") else np.zeros((draws, n))
-    ck, rf, rs, rl, rd, lm, rp = (mult[k] for k in INPUTS)
+    ck, rf, rs, rl, rd, lm, rp, ru = (mult[k] for k in INPUTS)
+    # the L2's reuse: DRAM bytes between the compulsory (A, B and C once) and the model's estimate
+    M, N, K = (np.broadcast_to(np.asarray(d, dtype=float), (n_all,))[idx] for d in bt.dims)
+    model_dram = np.maximum(np.broadcast_to(bt.traffic.dram_bytes, (n_all,))[idx], 1.0)
+    floor = np.minimum(4.0 * (M * K + K * N + M * N) / model_dram, 1.0)
+    dram_scale = np.exp(ru * np.log(floor)) if only in (None, "reuse") else np.ones((draws, n))
 
     def cycles(args):
         a = {k: _take(v, idx, n_all) if k not in ("work", "rates", "f", "tile_exposure") else v for k, v in args.items()}
@@ -290,7 +302,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         else:
             port = None
         lat = wk["mem_latency"] * lm * ck
-        wk.update(mem_latency=lat, exposed_k=wk["exposed_k"] + (lat - wk["mem_latency"]) / 4.0)
+        wk.update(mem_latency=lat, exposed_k=wk["exposed_k"] + (lat - wk["mem_latency"]) / 4.0,
+                  dram_bytes=wk["dram_bytes"] * dram_scale)
         rates = replace(r, smem_bpc=r.smem_bpc * rs, l2_bpc=l2 * rl / ck, dram_bpc=_take(r.dram_bpc, idx, n_all) * rd / ck,
                         port_bpc=port)
         sched = a["scheduled"]
