@@ -37,7 +37,7 @@ def test_draws_at_the_figures_give_the_point_prediction(figures, shape):
 def test_provenance_follows_the_figures():
     cal = U.provenance(Figures.load("h100-sxm", CAL), clock_given=False)
     assert cal == dict(clock="calibration", ffma="calibration", smem="calibration", l2="calibration", dram="calibration",
-                       latency="calibration", port="calibration")
+                       latency="calibration", port="calibration", reuse="model")
     gen = U.provenance(Figures.load("h200"), clock_given=True)
     # the H200's SM figures are its generation's; its L2 bandwidth is the H100's figure used as a proxy
     assert gen["clock"] == "given" and gen["ffma"] == gen["port"] == "generation" and gen["l2"] == "proxy"
