@@ -53,35 +53,36 @@ class Range:
 
 # Rates (FFMA, bandwidths) as achieved / figure; the latency as actual / figure. Keyed by (input, provenance).
 RANGES: dict[tuple[str, str], Range] = {
-    ("ffma", "calibration"): Range(0.97, 1.03, "the 8x8 outer product's FFMA rate at 16 warps per SM over 21 calibrations "
-                                   "of H100 SXM and H200 GPUs recorded under results/: 51.7-53.7 TFLOPS (+-2 %)"),
+    ("ffma", "calibration"): Range(0.97, 1.03, "the 8x8 outer product's FFMA rate at 16 warps per SM in the 21 calibration "
+                                   "files of H100 SXM and H200 GPUs under results/ that measured it: 51.7-53.7 TFLOPS (-2.3 to +1.6 %)"),
     ("ffma", "generation"): Range(0.96, 1.04, "as a calibration, and the H200's calibrations lie within the H100's range "
                                   "(one SM generation, two SKUs): +-2 % more for a GPU of the generation nobody calibrated"),
     ("ffma", "datasheet"): Range(0.75, 1.0, "the datasheet rate is a ceiling no GEMM loop exceeds; register-blocked FFMA "
-                                 "loops measured on the H100 sustain 75-97 % of it (the 8x8 outer product 77-80 %, "
+                                 "loops measured on the H100 sustain 75-97 % of it (the 8x8 outer product 75-80 %, "
                                  "independent FFMAs 96.7 %: perfmodel calibrate, benchmarks/ffma_loops.py)"),
-    ("smem", "calibration"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM over 21 calibrations"),
-    ("smem", "generation"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM over 21 calibrations of two SKUs"),
+    ("smem", "calibration"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM in the 22 calibration files under results/"),
+    ("smem", "generation"): Range(0.99, 1.01, "126.15-126.16 B per clock per SM in 22 calibration files of two SKUs"),
     ("smem", "datasheet"): Range(0.95, 1.0, "the architectural 128 B per clock per SM is a ceiling; calibrate measures "
                                  "126.2 on the H100 (98.6 %)"),
-    ("l2", "calibration"): Range(0.93, 1.05, "6,593-7,409 GB/s over 21 calibrations around the reference's 7,089"),
+    ("l2", "calibration"): Range(0.93, 1.05, "6,593-7,409 GB/s in the 22 calibration files around the reference's 7,089"),
     ("l2", "microbenchmark"): Range(0.85, 1.15, "a published L2 microbenchmark of this GPU: access pattern and data-set "
                                     "size move it by about +-15 % (the H100 calibrations above span 12 %)"),
     ("l2", "proxy"): Range(0.75, 1.33, "another GPU's measurement scaled by SMs x clock: an assumption, +-33 %; the one "
                            "proxy checked against a measurement (H100 SXM, scaled from an H100 PCIe) was 3 % off, while "
                            "L2 bytes per SM per clock differ up to 1.9x between dies of one generation (A100 31.5, A40 16.6)"),
     ("l2", "datasheet"): Range(0.75, 1.33, "NVIDIA publishes no L2 bandwidth; as a proxy"),
-    ("dram", "calibration"): Range(0.97, 1.01, "2,965-3,070 GB/s over 19 H100 calibrations around the reference's 3,042"),
-    ("dram", "microbenchmark"): Range(0.93, 1.03, "a published streaming measurement: read, scale and triad kernels "
-                                      "differ by up to 7 % (te42kyfo/gpu-benches gpu-stream)"),
+    ("dram", "calibration"): Range(0.97, 1.01, "2,965-3,070 GB/s in the 20 H100 calibration files around the reference's 3,042"),
+    ("dram", "microbenchmark"): Range(0.88, 1.03, "a published streaming measurement: read, scale and triad kernels "
+                                      "differ by up to 13 % (te42kyfo/gpu-benches gpu-stream: H100 PCIe read 1,942, scale "
+                                      "1,704 GB/s)"),
     ("dram", "proxy"): Range(0.85, 1.0, "as the datasheet"),
     ("dram", "datasheet"): Range(0.85, 0.98, "the datasheet gives the interface's peak; streaming reads reach 87-98 % of "
                                  "it (te42kyfo/gpu-benches gpu-stream, commit 1c36d509, full occupancy: A100 40 GB 96 %, "
-                                 "A100 80 GB 91 %, A40 98 %, H100 PCIe 97 %, L40 98 %, V100 96 %; perfmodel calibrate: "
+                                 "A100 80 GB 87 or 91 % (SXM or PCIe), A40 98 %, H100 PCIe 97 %, L40 98 %, V100 96 %; perfmodel calibrate: "
                                  "H100 SXM 91 %, H200 92 %)"),
-    ("port", "calibration"): Range(0.99, 1.01, "119.7-120.0 B per clock over 17 calibrations"),
-    ("port", "generation"): Range(0.99, 1.01, "119.7-120.0 B per clock over 17 calibrations of two SKUs"),
-    ("latency", "calibration"): Range(0.97, 1.03, "L2 364-381 and DRAM 674-698 cycles over 21 calibrations"),
+    ("port", "calibration"): Range(0.99, 1.01, "119.7-120.0 B per clock in the 18 calibration files that measured it"),
+    ("port", "generation"): Range(0.99, 1.01, "119.7-120.0 B per clock in 18 calibration files of two SKUs"),
+    ("latency", "calibration"): Range(0.97, 1.03, "L2 363-381 and DRAM 674-698 cycles in the 22 calibration files"),
     ("latency", "microbenchmark"): Range(0.71, 1.29, "a pointer chase gives the near and far L2 partitions (H100 265 and "
                                          "480 cycles, A100 213 and 426) and the device file their mean: a tile's lines "
                                          "come from both"),
@@ -101,10 +102,12 @@ _MEASURED_WORDS = ("measured", "microbenchmark", "pointer chase", "jia et al", "
 
 
 def _source_kind(source: Optional[str]) -> str:
+    """proxy, microbenchmark or datasheet, from a device file's source text: a proxy says so; otherwise
+    what the figure is comes before any parenthesis (a datasheet figure may quote a measurement beside it)."""
     s = (source or "").lower()
     if any(w in s for w in _PROXY_WORDS):
         return "proxy"
-    if any(w in s for w in _MEASURED_WORDS):
+    if any(w in s.split("(")[0] for w in _MEASURED_WORDS):
         return "microbenchmark"
     return "datasheet"
 
