@@ -40,7 +40,8 @@ def test_wheels_build_a_cubin_nvcc_builds():
     """Every default kernel on sm_75/80/90: the wheels' cubin is one nvcc builds, so registers, spills
     and SASS are nvcc's. cicc (nvcc's own too) depends on where its memory lands: now and then the same
     source gives another PTX, rarely another cubin (benchmarks/cicc_variation.py). A pair that differs
-    is rebuilt on both sides, up to 3 more times each, and must then share a cubin."""
+    is rebuilt on both sides, up to 8 more times each, and must then share a cubin (3 were once too few:
+    warp_tiled on sm_80 gave the same unshared pair four times over, and shared one on the next run)."""
     nvcc = toolchain.Toolchain("nvcc", "local", (toolchain.find_nvcc(),))
     jobs = [(k, a) for k in kernel_ids() for a in (75, 80, 90)]
     with ThreadPoolExecutor(2) as ex:
@@ -48,7 +49,7 @@ def test_wheels_build_a_cubin_nvcc_builds():
         b = list(ex.map(lambda j: _build(WHEELS, *j), jobs))
     for job, x, y in zip(jobs, a, b):
         seen_n, seen_w = {x[0]: x[1]}, {y[0]: y[1]}
-        for _ in range(3):
+        for _ in range(8):
             if seen_n.keys() & seen_w.keys():
                 break
             for tc, seen in ((nvcc, seen_n), (WHEELS, seen_w)):
