@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
                          "measured, generation and datasheet figures, and the published points")
     ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
-                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so from the accuracy set)")
+                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists)")
     return ap
 
 
