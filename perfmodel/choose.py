@@ -11,11 +11,12 @@ import numpy as np
 
 from .catalogue import KernelConfig, kernel_ids
 from .model import terms as T
+from .model import uncertainty as U
 from .model.figures import Figures
 from .model.predict import PredictionBatch, Problem
 from .sweep import rank
 
-OVERLAP = 0.05  # a configuration faster than the pick in at least this share of the draws overlaps it
+OVERLAP = U.OVERLAP
 
 
 @dataclass
@@ -52,15 +53,15 @@ class Choice:
     not_applicable: dict = field(default_factory=dict)  # kernel -> why no configuration of it is valid here
 
 
-def _per_flop(bt: PredictionBatch, i: int) -> tuple[float, int, float]:
-    """(cycles per useful flop of the k-tile loop at full residency, its largest term, wave efficiency)."""
+def _per_flop(bt: PredictionBatch, i: int) -> tuple[float, float]:
+    """(cycles per flop of the k-tile loop at full residency, wave efficiency)."""
     r, o, w, t = bt.resources, bt.occupancy, bt.waves, bt.traffic
     b = max(float(o.blocks_per_sm[i]), 1.0)
     flops_tile = 2.0 * float(r.bm[i] * r.bn[i] * r.bk[i]) * b
     cyc = bt.compute.cycles[:, i]
     waves = float(t.blocks[i]) / max(float(w.blocks_per_wave[i]), 1.0)
     eff = waves / max(np.ceil(waves - 1e-9), 1.0)
-    return float(cyc.max()) / flops_tile, int(cyc.argmax()), eff
+    return float(cyc.max()) / flops_tile, eff
 
 
 def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int) -> str:
@@ -72,8 +73,8 @@ def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int) -
     below = f"{100 * (1 - float(bt_r.gflops[i]) / max(float(bt_p.gflops[p]), 1e-9)):.1f} % below the pick"
     if b_r == "fixed":
         return f"{below}: fixed costs (its first loads, the launch, padding of partial tiles) dominate"
-    pf_r, _, eff_r = _per_flop(bt_r, i)
-    pf_p, _, eff_p = _per_flop(bt_p, p)
+    pf_r, eff_r = _per_flop(bt_r, i)
+    pf_p, eff_p = _per_flop(bt_p, p)
     blocks = f"{int(bt_r.occupancy.blocks_per_sm[i])} blocks per SM against the pick's {int(bt_p.occupancy.blocks_per_sm[p])}"
     if eff_r < eff_p - 0.05:
         return (f"{below}: wave quantisation, its waves fill {100 * eff_r:.0f} % of the GPU's resident block slots "
@@ -99,16 +100,13 @@ def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = 20,
     shown = list(dict.fromkeys(order[: runners + 1] + best_of))
     iv = rk.intervals(shown)
     pos = {i: j for j, i in enumerate(shown)}
-    where = {i: rk.refined_at[i] for i in shown if i in rk.refined_at}
-
-    def batch_row(i):
-        return (rk.refined_batch, where[i]) if i in where else (rk.batch, i)
+    rank_of = {i: r for r, i in enumerate(order, 1)}
 
     def cand(i) -> Candidate:
         j = pos[i]
-        bt, k = batch_row(i)
-        bp, kp = batch_row(first)
-        return Candidate(config=rk.configs[i], rank=order.index(i) + 1, gflops=float(rk.gflops[i]),
+        bt, k = rk.batch_of(i)
+        bp, kp = rk.batch_of(first)
+        return Candidate(config=rk.configs[i], rank=rank_of[i], gflops=float(rk.gflops[i]),
                          q05_gflops=float(iv["q05"][j]), q25_gflops=float(iv["q25"][j]), q75_gflops=float(iv["q75"][j]),
                          q95_gflops=float(iv["q95"][j]), bound=T.BOUNDS[int(bt.bound[k])],
                          p_beats_pick=float(iv["p_beats_first"][j]), why="" if i == first else why_it_loses(bt, k, bp, kp),

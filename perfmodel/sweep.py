@@ -77,13 +77,18 @@ class Ranking:
     def order(self) -> np.ndarray:
         return np.argsort(-self.gflops)
 
+    def batch_of(self, i: int) -> tuple[PredictionBatch, int]:
+        """The batch that predicted config i (the refined one where it was re-predicted) and its row there."""
+        return (self.refined_batch, self.refined_at[i]) if i in self.refined_at else (self.batch, i)
+
     def _draws(self, idx: Sequence[int]) -> np.ndarray:
         """Drawn GFLOPS (model.uncertainty) of configs idx, each from the batch that predicted it."""
         out = np.empty((U.DRAWS, len(idx)))
-        for src, pos in ((self.batch, [j for j, i in enumerate(idx) if i not in self.refined_at]),
-                         (self.refined_batch, [j for j, i in enumerate(idx) if i in self.refined_at])):
+        for refined in (False, True):
+            pos = [j for j, i in enumerate(idx) if (i in self.refined_at) == refined]
             if pos:
-                rows = [self.refined_at.get(idx[j], idx[j]) for j in pos] if src is self.refined_batch else [idx[j] for j in pos]
+                src = self.refined_batch if refined else self.batch
+                rows = [self.batch_of(idx[j])[1] for j in pos]
                 out[:, pos] = U.draw_gflops(src, rows, U.draw_times(src, rows))
         return out
 

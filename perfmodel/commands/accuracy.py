@@ -85,9 +85,9 @@ def _write_spread(a, scores, overall) -> int:
     src = (f"perfmodel accuracy --model-spread: ln(predicted / measured GFLOPS) over {overall['points']} verified points "
            f"of {overall['runs']} recorded runs (the corpus hold-out left out) with "
            f"{a.calibration or 'the reference calibration of the device, else the run' + chr(39) + 's own'}")
-    out.write_text(tomli_w.dumps({**spread_of(scores, src), "runs": [s.run for s in scores]}))
-    print(f"wrote {out}: {overall['points']} points, bounds " + ", ".join(
-        f"{b} {n}" for b, n in spread_of(scores, src)["points"].items()))
+    table = spread_of(scores, src)
+    out.write_text(tomli_w.dumps({**table, "runs": [s.run for s in scores]}))
+    print(f"wrote {out}: {overall['points']} points, bounds " + ", ".join(f"{b} {n}" for b, n in table["points"].items()))
     return 0
 
 

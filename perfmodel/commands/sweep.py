@@ -15,6 +15,7 @@ from ..measure.validate import validate_shapes
 from ..model.figures import Figures
 from ..model.occupancy import LIMITERS
 from ..model.predict import BOUNDS, Problem
+from ..model.uncertainty import OVERLAP
 from ..sweep import rank
 
 
@@ -48,7 +49,7 @@ def run(a) -> int:
     peak = fig.device.peak_fp32_GFLOPS()
     shown = [int(i) for i in rk.order[: max(a.top, OVERLAP_SCAN if a.measure_overlap else 0)]]
     iv = rk.intervals(shown)
-    overlap = [i for j, i in enumerate(shown) if j == 0 or iv["p_beats_first"][j] >= 0.05]
+    overlap = [i for j, i in enumerate(shown) if j == 0 or iv["p_beats_first"][j] >= OVERLAP]
     rows = []
     for r, i in enumerate(rk.order[: a.top], 1):
         c = configs[i]
@@ -60,13 +61,13 @@ def run(a) -> int:
                          q05_gflops=round(float(iv["q05"][r - 1]), 1), q25_gflops=round(float(iv["q25"][r - 1]), 1),
                          q75_gflops=round(float(iv["q75"][r - 1]), 1), q95_gflops=round(float(iv["q95"][r - 1]), 1),
                          p_faster_than_first=round(float(iv["p_beats_first"][r - 1]), 3),
-                         overlaps_first=r > 1 and bool(iv["p_beats_first"][r - 1] >= 0.05)))
+                         overlaps_first=r > 1 and bool(iv["p_beats_first"][r - 1] >= OVERLAP)))
     if a.measure_overlap:
         if len(overlap) == OVERLAP_SCAN:
             print(f"note: every one of the first {OVERLAP_SCAN} configurations overlaps the first; measuring those",
                   file=sys.stderr)
         print(f"measuring the {len(overlap)} configuration(s) that could be faster than the model's first "
-              f"(in at least 5 % of the draws)", file=sys.stderr)
+              f"(in at least {100 * OVERLAP:.0f} % of the draws)", file=sys.stderr)
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, 0, sample=0, chosen=overlap)
     if a.measure:
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
@@ -98,7 +99,7 @@ def run(a) -> int:
               f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}{' b' if r['from_binary'] else ''}")
     n_over = sum(r["overlaps_first"] for r in rows)
     print(f"P>#1: the share of draws of the inputs and the model's residual in which a configuration is faster than #1; "
-          f"{n_over} of the {len(rows) - 1} shown after #1 are in at least 5 % of them (their intervals overlap #1's): "
+          f"{n_over} of the {len(rows) - 1} shown after #1 are in at least {100 * OVERLAP:.0f} % of them (their intervals overlap #1's): "
           + ("the ranking among those is not settled by the model; measure them (sweep --measure-overlap)" if n_over
              else "#1 is ahead of all of them"))
     return 0

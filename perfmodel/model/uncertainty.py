@@ -40,6 +40,7 @@ SEED = 20261124
 MIN_POINTS = 30  # recorded points a bound needs for its own model spread
 SPREAD_FILE = Path(__file__).with_name("model_spread.toml")
 LEVELS = (0.05, 0.25, 0.75, 0.95)  # the 90 % and 50 % intervals' ends
+OVERLAP = 0.05  # a configuration faster than another in at least this share of the draws overlaps it (sweep, choose)
 
 
 @dataclass(frozen=True)
