@@ -1,6 +1,7 @@
 // Step 4, 1-D thread tile: each thread computes TM consecutive rows of one column of C.
-#include "common.cuh"
+// Global loads: tile_plain.cuh (LOAD_WIDTH 1 or 4).
 #define NT (BM * BN / TM)
+#include "tile_plain.cuh"
 
 template <bool G>
 __device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -9,10 +10,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM] = {0.0f};
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int r = 0; r < BM * BK / NT; ++r) { const int e = tid + r * NT; As[e] = ld<G>(A, row0 + e / BK, k0 + e % BK, M, K); }
-#pragma unroll
-        for (int r = 0; r < BK * BN / NT; ++r) { const int e = tid + r * NT; Bs[e] = ld<G>(B, k0 + e / BN, col0 + e % BN, K, N); }
+        load_plain<G>(A, B, As, Bs, tid, row0, col0, k0, M, N, K);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -34,8 +32,8 @@ EDGE_BODY
 
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
-    __shared__ float As[BM * BK];
-    __shared__ float Bs[BK * BN];
+    __shared__ SMEM_ALIGN float As[BM * BK];
+    __shared__ SMEM_ALIGN float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
     else body_edge(A, B, C, M, N, K, As, Bs);
 }

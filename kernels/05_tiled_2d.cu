@@ -1,7 +1,8 @@
 // Step 5, 2-D register tile: each thread a TMxTN tile of C by outer products; scalar loads,
 // A kept [BM][BK] in shared memory (not transposed). Seed 004 without prefetch.
-#include "common.cuh"
+// Global loads: tile_plain.cuh (LOAD_WIDTH 1 or 4).
 #define NT (BM * BN / (TM * TN))
+#include "tile_plain.cuh"
 
 template <bool G>
 __device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -11,10 +12,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     float acc[TM][TN] = {{0.0f}};
     float ra[TM], rb[TN];
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int r = 0; r < BM * BK / NT; ++r) { const int e = tid + r * NT; As[e] = ld<G>(A, row0 + e / BK, k0 + e % BK, M, K); }
-#pragma unroll
-        for (int r = 0; r < BK * BN / NT; ++r) { const int e = tid + r * NT; Bs[e] = ld<G>(B, k0 + e / BN, col0 + e % BN, K, N); }
+        load_plain<G>(A, B, As, Bs, tid, row0, col0, k0, M, N, K);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
@@ -43,8 +41,8 @@ EDGE_BODY
 
 extern "C" __global__ void __launch_bounds__(NT) sgemm(const float* __restrict__ A, const float* __restrict__ B,
                                                        float* __restrict__ C, int M, int N, int K) {
-    __shared__ float As[BM * BK];
-    __shared__ float Bs[BK * BN];
+    __shared__ SMEM_ALIGN float As[BM * BK];
+    __shared__ SMEM_ALIGN float Bs[BK * BN];
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
     else body_edge(A, B, C, M, N, K, As, Bs);
 }

@@ -1,6 +1,7 @@
 // Step 9: explicit warp tiles. Threads = (BM/WM)*(BN/WN)*32; each warp computes WMxWN of C as
 // WMITER x WNITER sub-tiles of (WM/WMITER)x(WN/WNITER); each thread TMxTN per sub-tile.
-// Layout after siboehm/SGEMM_CUDA kernel 10 (STYLE.md).
+// Layout after siboehm/SGEMM_CUDA kernel 10 (STYLE.md). LOAD_WIDTH and FRAG_WIDTH as in tile_f4.cuh
+// (A transposed, B plain).
 #define NT ((BM / WM) * (BN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
 #define WSUBM (WM / WMITER)
@@ -16,7 +17,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[WMITER * TM][WNITER * TN] = {{0.0f}};
     float ra[WMITER * TM], rb[WNITER * TN];
-    float4 ga[LA], gb[LB];
+    stage_t ga[LA], gb[LB];
     for (int k0 = 0; k0 < K; k0 += BK) {
         load_tile<G>(A, B, ga, gb, row0, col0, k0, M, N, K);
         store_tile(As, Bs, ga, gb);
@@ -26,13 +27,19 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
 #pragma unroll
             for (int wi = 0; wi < WMITER; ++wi)
 #pragma unroll
-                for (int i = 0; i < TM; i += 4)
-                    *reinterpret_cast<float4*>(&ra[wi * TM + i]) = *reinterpret_cast<const float4*>(&As[k * BM + wrow * WM + wi * WSUBM + trow * TM + i]);
+                for (int i = 0; i < TM; i += FRAG_WIDTH) {
+                    const int a = k * BM + wrow * WM + wi * WSUBM + trow * TM + i;
+                    if (FRAG_WIDTH == 4) *reinterpret_cast<float4*>(&ra[wi * TM + i]) = *reinterpret_cast<const float4*>(&As[a]);
+                    else ra[wi * TM + i] = As[a];
+                }
 #pragma unroll
             for (int wj = 0; wj < WNITER; ++wj)
 #pragma unroll
-                for (int j = 0; j < TN; j += 4)
-                    *reinterpret_cast<float4*>(&rb[wj * TN + j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + wcol * WN + wj * WSUBN + tcol * TN + j]);
+                for (int j = 0; j < TN; j += FRAG_WIDTH) {
+                    const int b = k * BN + wcol * WN + wj * WSUBN + tcol * TN + j;
+                    if (FRAG_WIDTH == 4) *reinterpret_cast<float4*>(&rb[wj * TN + j]) = *reinterpret_cast<const float4*>(&Bs[b]);
+                    else rb[wj * TN + j] = Bs[b];
+                }
 #pragma unroll
             for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll

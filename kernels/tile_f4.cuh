@@ -1,15 +1,66 @@
-// Global->register->shared staging for the float4 kernels (steps 6-9). Needs NT (threads).
-// A tile (BM x BK) is read as float4 along k and stored TRANSPOSED as As[BK][BM] (four scalar
-// stores); B tile (BK x BN) is read and stored as float4, Bs[BK][BN].
+// Global->register->shared staging and fragment reads for the register-tile kernels (steps 6-9).
+// Needs NT (threads). The design choices are macros with the defaults of steps 6 and 9; a step file
+// sets its own before including this header, KernelConfig sets non-default ones with -D:
+//   LOAD_WIDTH   floats per global load: 4 (float4, A read along k) or 1 (scalar)
+//   A_TRANSPOSED 1: A tile stored As[BK][BM] (scalar stores); 0: As[BM][BK] as loaded
+//   FRAG_WIDTH   floats per shared-memory fragment read: 4 (float4) or 1 (scalar)
+//   B_LAYOUT     0 plain Bs[BK][BN]; 1 padded Bs[BK][BN + B_PAD]; 2 permuted: within each row a
+//                thread's TN values lie BN/TN floats apart (thread column tcol, value jj at jj*(BN/TN)+tcol)
+//   THREAD_TILE  0: each thread's TMxTN tile contiguous; 1: four (TM/2)x(TN/2) quadrants spread
+//                over the block tile ([sgemm-notes] sec. 5)
 #pragma once
 #include "common.cuh"
-#define LA (BM * BK / (4 * NT))
-#define LB (BK * BN / (4 * NT))
+#ifndef LOAD_WIDTH
+#define LOAD_WIDTH 4
+#endif
+#ifndef A_TRANSPOSED
+#define A_TRANSPOSED 1
+#endif
+#ifndef FRAG_WIDTH
+#define FRAG_WIDTH 4
+#endif
+#ifndef B_LAYOUT
+#define B_LAYOUT 0
+#endif
+#ifndef B_PAD
+#define B_PAD 0
+#endif
+#ifndef THREAD_TILE
+#define THREAD_TILE 0
+#endif
+#define BNS (B_LAYOUT == 1 ? BN + B_PAD : BN)  // row stride of Bs
+#define LA (BM * BK / (LOAD_WIDTH * NT))
+#define LB (BK * BN / (LOAD_WIDTH * NT))
+#if LOAD_WIDTH == 4
+typedef float4 stage_t;
+#else
+typedef float stage_t;
+#endif
+
+// Block-tile row of a thread's value ii (0..TM-1) and column of its value jj (0..TN-1).
+__device__ __forceinline__ int a_row(int trow, int ii) {
+    return THREAD_TILE ? (ii / (TM / 2)) * (BM / 2) + trow * (TM / 2) + ii % (TM / 2) : trow * TM + ii;
+}
+__device__ __forceinline__ int b_col(int tcol, int jj) {
+    return THREAD_TILE ? (jj / (TN / 2)) * (BN / 2) + tcol * (TN / 2) + jj % (TN / 2) : tcol * TN + jj;
+}
+// Shared-memory word of A(m, k) and of B(k, n) in the chosen layouts.
+__device__ __forceinline__ int a_at(int m, int k) { return A_TRANSPOSED ? k * BM + m : m * BK + k; }
+__device__ __forceinline__ int b_at(int k, int n) {
+#if B_LAYOUT == 2
+    const int tcol = THREAD_TILE ? (n % (BN / 2)) / (TN / 2) : n / TN;
+    const int jj = THREAD_TILE ? (n / (BN / 2)) * (TN / 2) + n % (TN / 2) : n % TN;
+    return k * BN + jj * (BN / TN) + tcol;
+#else
+    return k * BNS + n;
+#endif
+}
 
 template <bool G>
-__device__ __forceinline__ void load_tile(const float* __restrict__ A, const float* __restrict__ B, float4 (&ra)[LA],
-                                          float4 (&rb)[LB], int row0, int col0, int k0, int M, int N, int K) {
+__device__ __forceinline__ void load_tile(const float* __restrict__ A, const float* __restrict__ B, stage_t (&ra)[LA],
+                                          stage_t (&rb)[LB], int row0, int col0, int k0, int M, int N, int K) {
     const int tid = threadIdx.x;
+#if LOAD_WIDTH == 4
 #pragma unroll
     for (int r = 0; r < LA; ++r) {
         const int e = tid + r * NT, row = row0 + e / (BK / 4), c = k0 + (e % (BK / 4)) * 4;
@@ -24,42 +75,72 @@ __device__ __forceinline__ void load_tile(const float* __restrict__ A, const flo
                                 ld<true>(B, row, c + 3, K, N))
                   : ld4(B, row, c, N);
     }
+#else
+#pragma unroll
+    for (int r = 0; r < LA; ++r) { const int e = tid + r * NT; ra[r] = ld<G>(A, row0 + e / BK, k0 + e % BK, M, K); }
+#pragma unroll
+    for (int r = 0; r < LB; ++r) { const int e = tid + r * NT; rb[r] = ld<G>(B, k0 + e / BN, col0 + e % BN, K, N); }
+#endif
 }
 
-__device__ __forceinline__ void store_tile(float* __restrict__ As, float* __restrict__ Bs, const float4 (&ra)[LA],
-                                           const float4 (&rb)[LB]) {
+__device__ __forceinline__ void store_tile(float* __restrict__ As, float* __restrict__ Bs, const stage_t (&ra)[LA],
+                                           const stage_t (&rb)[LB]) {
     const int tid = threadIdx.x;
+#if LOAD_WIDTH == 4
 #pragma unroll
     for (int r = 0; r < LA; ++r) {
         const int e = tid + r * NT, row = e / (BK / 4), c = (e % (BK / 4)) * 4;
-        As[(c + 0) * BM + row] = ra[r].x;
-        As[(c + 1) * BM + row] = ra[r].y;
-        As[(c + 2) * BM + row] = ra[r].z;
-        As[(c + 3) * BM + row] = ra[r].w;
+        if (A_TRANSPOSED) {
+            As[(c + 0) * BM + row] = ra[r].x;
+            As[(c + 1) * BM + row] = ra[r].y;
+            As[(c + 2) * BM + row] = ra[r].z;
+            As[(c + 3) * BM + row] = ra[r].w;
+        } else {
+            *reinterpret_cast<float4*>(&As[row * BK + c]) = ra[r];
+        }
     }
 #pragma unroll
     for (int r = 0; r < LB; ++r) {
-        const int e = tid + r * NT;
-        *reinterpret_cast<float4*>(&Bs[(e / (BN / 4)) * BN + (e % (BN / 4)) * 4]) = rb[r];
+        const int e = tid + r * NT, row = e / (BN / 4), c = (e % (BN / 4)) * 4;
+        if (B_LAYOUT == 0 || (B_LAYOUT == 1 && BNS % 4 == 0)) {
+            *reinterpret_cast<float4*>(&Bs[row * BNS + c]) = rb[r];
+        } else {  // a padded row not 16-byte aligned, or permuted: four scalar stores
+            Bs[b_at(row, c + 0)] = rb[r].x;
+            Bs[b_at(row, c + 1)] = rb[r].y;
+            Bs[b_at(row, c + 2)] = rb[r].z;
+            Bs[b_at(row, c + 3)] = rb[r].w;
+        }
     }
+#else
+#pragma unroll
+    for (int r = 0; r < LA; ++r) { const int e = tid + r * NT; As[a_at(e / BK, e % BK)] = ra[r]; }
+#pragma unroll
+    for (int r = 0; r < LB; ++r) { const int e = tid + r * NT; Bs[b_at(e / BN, e % BN)] = rb[r]; }
+#endif
 }
 
-// One k-tile of outer products from shared memory, each thread's TMxTN tile split into four
-// (TM/2)x(TN/2) quadrants spread over the block tile (steps 7 and 8). As is [BK][BM], Bs [BK][BN].
+// A thread's TM values of A and TN values of B at step k (steps 6-8).
+__device__ __forceinline__ void read_frags(const float* __restrict__ as, const float* __restrict__ bs, int k, float (&ra)[TM],
+                                           float (&rb)[TN], int trow, int tcol) {
+#if FRAG_WIDTH == 4
+#pragma unroll
+    for (int i = 0; i < TM; i += 4) *reinterpret_cast<float4*>(&ra[i]) = *reinterpret_cast<const float4*>(&as[a_at(a_row(trow, i), k)]);
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) *reinterpret_cast<float4*>(&rb[j]) = *reinterpret_cast<const float4*>(&bs[b_at(k, b_col(tcol, j))]);
+#else
+#pragma unroll
+    for (int i = 0; i < TM; ++i) ra[i] = as[a_at(a_row(trow, i), k)];
+#pragma unroll
+    for (int j = 0; j < TN; ++j) rb[j] = bs[b_at(k, b_col(tcol, j))];
+#endif
+}
+
+// One k-tile of outer products from shared memory (steps 6-8).
 __device__ __forceinline__ void compute_tile(const float* __restrict__ as, const float* __restrict__ bs, float (&acc)[TM][TN],
                                              float (&ra)[TM], float (&rb)[TN], int trow, int tcol) {
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int i = 0; i < TM / 2; i += 4)
-                *reinterpret_cast<float4*>(&ra[h * TM / 2 + i]) = *reinterpret_cast<const float4*>(&as[k * BM + h * BM / 2 + trow * TM / 2 + i]);
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int j = 0; j < TN / 2; j += 4)
-                *reinterpret_cast<float4*>(&rb[h * TN / 2 + j]) = *reinterpret_cast<const float4*>(&bs[k * BN + h * BN / 2 + tcol * TN / 2 + j]);
+        read_frags(as, bs, k, ra, rb, trow, tcol);
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll

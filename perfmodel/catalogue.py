@@ -14,6 +14,12 @@ from .errors import UserError
 from .paths import data_dir
 
 PARAM_NAMES = ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")
+# design choices (kernels/manifest.toml `choices`): name -> legal values in any kernel; b_pad is padded's width
+CHOICES = {"thread_tile": ("contiguous", "quadrants"), "double_buffer": ("off", "on"), "load_width": (1, 4),
+           "a_transposed": ("yes", "no"), "frag_width": (1, 4), "b_layout": ("plain", "padded", "permuted")}
+CHOICE_NAMES = tuple(CHOICES) + ("b_pad",)
+B_PAD_DEFAULT = 4  # floats, where b_layout = padded is given without b_pad
+B_PAD_MAX = 32
 WARP = 32
 FLOAT_BYTES = 4
 
@@ -28,7 +34,7 @@ class KernelSpec(BaseModel):
     title: str
     after: str  # the write-up it follows (docs/references.md)
     params: list[str]
-    defaults: dict[str, int]
+    defaults: dict[str, int | str]  # tile parameters, then the design choices' defaults
     mapping: Literal["naive_rows", "coalesced", "tiled", "warp_tiled"]
     uses_smem: bool
     gmem_vector: Literal[1, 4]
@@ -37,6 +43,8 @@ class KernelSpec(BaseModel):
     quadrants: bool
     buffers: Literal[1, 2]
     barriers_per_tile: int
+    choices: dict[str, list[int | str]] = {}
+    same_code: Optional[str] = None
 
 
 @lru_cache(maxsize=None)
@@ -76,6 +84,14 @@ class KernelConfig(BaseModel):
     wm: Optional[int] = None
     wn: Optional[int] = None
     wn_iter: Optional[int] = None
+    # design choices (None where the kernel has no such choice; see CHOICES)
+    thread_tile: Optional[Literal["contiguous", "quadrants"]] = None
+    double_buffer: Optional[Literal["off", "on"]] = None
+    load_width: Optional[Literal[1, 4]] = None
+    a_transposed: Optional[Literal["yes", "no"]] = None
+    frag_width: Optional[Literal[1, 4]] = None
+    b_layout: Optional[Literal["plain", "padded", "permuted"]] = None
+    b_pad: Optional[int] = None
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -92,12 +108,18 @@ class KernelConfig(BaseModel):
         """Defaults + parameters, not yet checked; `_trusted` skips pydantic parsing (ints from code)."""
         spec = get_kernel(kernel)
         given = {k: v for k, v in params.items() if v is not None}
-        extra = [k for k in given if k not in spec.params]
+        allowed = spec.params + list(spec.choices) + (["b_pad"] if "b_layout" in spec.choices else [])
+        extra = [k for k in given if k not in allowed]
         if extra:
-            raise UserError(f"kernel {kernel} takes no parameter {', '.join(extra)} (its parameters: {', '.join(spec.params)})")
+            raise UserError(f"kernel {kernel} takes no parameter {', '.join(extra)} (its parameters: {', '.join(allowed)})")
+        for k, v in given.items():
+            if k in spec.choices and v not in spec.choices[k]:
+                raise UserError(f"{k}={v} is not one of {kernel}'s values: {' | '.join(str(x) for x in spec.choices[k])}")
         values = {**spec.defaults, **given}
         if spec.id == "smem_tiled":  # bm = bn = bk: one parameter in effect
             values.setdefault("bk", values["bm"])
+        if values.get("b_layout") == "padded":
+            values.setdefault("b_pad", B_PAD_DEFAULT)
         if _trusted:
             return cls.model_construct(kernel=kernel, **values)
         return cls(kernel=kernel, **values)
@@ -105,6 +127,48 @@ class KernelConfig(BaseModel):
     @property
     def spec(self) -> KernelSpec:
         return get_kernel(self.kernel)
+
+    # ---- the structure the choices give (the manifest's facts where the kernel has no such choice)
+    @property
+    def gmem_vector(self) -> int:
+        return self.load_width if self.load_width is not None else self.spec.gmem_vector
+
+    @property
+    def smem_read_vector(self) -> int:
+        return self.frag_width if self.frag_width is not None else self.spec.smem_read_vector
+
+    @property
+    def transposed_a(self) -> bool:
+        return self.a_transposed == "yes" if self.a_transposed is not None else self.spec.a_transposed
+
+    @property
+    def quadrants(self) -> bool:
+        return self.thread_tile == "quadrants" if self.thread_tile is not None else self.spec.quadrants
+
+    @property
+    def buffers(self) -> int:
+        return (2 if self.double_buffer == "on" else 1) if self.double_buffer is not None else self.spec.buffers
+
+    @property
+    def barriers_per_tile(self) -> int:
+        return (1 if self.double_buffer == "on" else 2) if self.double_buffer is not None else self.spec.barriers_per_tile
+
+    @property
+    def b_row(self) -> int:
+        """Floats per row of the B tile in shared memory (bn, or bn + b_pad when padded)."""
+        return self.bn + (self.b_pad or 0) if self.b_layout == "padded" else self.bn
+
+    def choices(self) -> dict[str, int | str]:
+        """Every design choice of the kernel with its value (b_pad where padded)."""
+        out = {k: getattr(self, k) for k in self.spec.choices}
+        if self.b_layout == "padded":
+            out["b_pad"] = self.b_pad
+        return out
+
+    def changed_choices(self) -> dict[str, int | str]:
+        """The choices that differ from the kernel's defaults (part of params() and the label)."""
+        d = self.spec.defaults
+        return {k: v for k, v in self.choices().items() if k == "b_pad" or v != d.get(k)}
 
     # ---- derived structure --------------------------------------------------------
     @property
@@ -128,10 +192,12 @@ class KernelConfig(BaseModel):
         """Static shared memory: buffers x (bm*bk + bk*bn) floats."""
         if not self.spec.uses_smem:
             return 0
-        return self.spec.buffers * (self.bm * self.bk + self.bk * self.bn) * FLOAT_BYTES
+        return self.buffers * (self.bm * self.bk + self.bk * self.b_row) * FLOAT_BYTES
 
-    def params(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in self.spec.params}
+    def params(self) -> dict[str, int | str]:
+        """Tile parameters and the design choices that differ from the kernel's defaults (so a default
+        configuration has the same parameters, label and records as before choices existed)."""
+        return {**{k: getattr(self, k) for k in self.spec.params}, **self.changed_choices()}
 
     def label(self) -> str:
         return self.kernel + "(" + ",".join(f"{k}={v}" for k, v in self.params().items()) + ")"
@@ -141,14 +207,14 @@ class KernelConfig(BaseModel):
         plus a second fragment set for register double buffering and the staging registers of
         kernels that pass global loads through registers (float4 kernels)."""
         s = self.spec
-        frags = (self.tm + self.tn) * (2 if s.buffers == 2 else 1)
+        frags = (self.tm + self.tn) * (2 if self.buffers == 2 else 1)
         if self.kernel == "warp_tiled":
             frags = self.wm_iter * self.tm + self.wn_iter * self.tn
             acc = self.wm_iter * self.wn_iter * self.tm * self.tn
         else:
             acc = self.tm * self.tn
         staging = 0
-        if s.gmem_vector == 4 and self.threads:
+        if (s.gmem_vector == 4 or self.gmem_vector == 4) and self.threads:
             staging = (self.bm * self.bk + self.bk * self.bn) // self.threads
         return acc + frags + staging + 32
 
@@ -190,7 +256,7 @@ class KernelConfig(BaseModel):
         need(t % WARP == 0, "threads_multiple_of_32", f"threads per block = {t} is not a multiple of 32")
         need(t <= 1024, "threads_per_block", f"threads per block = {t} exceeds 1024")
         if s.uses_smem and t:
-            v = s.gmem_vector
+            v = self.gmem_vector
             a_elems, b_elems = self.bm * self.bk, self.bk * self.bn
             need(a_elems % (v * t) == 0, "whole_loads",
                  f"A tile bm*bk={a_elems} is not a multiple of vector width*threads={v}*{t}: threads would not all load whole vectors")
@@ -199,11 +265,38 @@ class KernelConfig(BaseModel):
             if v == 4:
                 need(self.bk % 4 == 0, "float4_alignment", f"bk={self.bk} is not a multiple of 4 (float4 loads of A along k)")
                 need(self.bn % 4 == 0, "float4_alignment", f"bn={self.bn} is not a multiple of 4 (float4 loads of B)")
-                need(self.tm % 4 == 0, "float4_alignment", f"tm={self.tm} is not a multiple of 4 (float4 shared-memory reads)")
-                need(self.tn % 4 == 0, "float4_alignment", f"tn={self.tn} is not a multiple of 4 (float4 shared-memory reads)")
-            if s.quadrants:
-                need(self.tm % 8 == 0, "quadrants", f"tm={self.tm} is not a multiple of 8 (four (tm/2)x(tn/2) quadrants of float4)")
-                need(self.tn % 8 == 0, "quadrants", f"tn={self.tn} is not a multiple of 8 (four (tm/2)x(tn/2) quadrants of float4)")
+            if s.smem_read_vector == 4:  # the register-tile kernels (tile_f4.cuh): float4 stores of C
+                out += self._tile_f4_violations()
+        return out
+
+    def _tile_f4_violations(self) -> list[tuple[str, str]]:
+        """Constraints of the register-tile kernels' thread tile, fragment reads and B layout (tile_f4.cuh)."""
+        out = []
+        q, f4 = self.quadrants, self.smem_read_vector == 4
+        if q:
+            if self.tn % 8:
+                out.append(("quadrants", f"tn={self.tn} is not a multiple of 8 (four (tm/2)x(tn/2) quadrants, float4 stores of C)"))
+            if f4 and self.tm % 8:
+                out.append(("quadrants", f"tm={self.tm} is not a multiple of 8 (four (tm/2)x(tn/2) quadrants of float4 reads; "
+                                         "frag_width=1 takes tm a multiple of 2)"))
+            elif self.tm % 2:
+                out.append(("quadrants", f"tm={self.tm} is not a multiple of 2 (four (tm/2)x(tn/2) quadrants)"))
+        else:
+            if self.tn % 4:
+                out.append(("float4_alignment", f"tn={self.tn} is not a multiple of 4 (float4 stores of C)"))
+            if f4 and self.tm % 4:
+                out.append(("float4_alignment", f"tm={self.tm} is not a multiple of 4 (float4 shared-memory reads; frag_width=1 takes any tm)"))
+        if f4 and not self.transposed_a:
+            out.append(("frag_width", "frag_width=4 needs a_transposed=yes (a thread's A values are contiguous only in As[bk][bm])"))
+        if f4 and self.b_layout == "permuted":
+            out.append(("frag_width", "frag_width=4 needs b_layout plain or padded (permuted puts a thread's B values bn/tn floats apart)"))
+        if self.b_layout == "padded":
+            if not 1 <= (self.b_pad or 0) <= B_PAD_MAX:
+                out.append(("b_pad", f"b_pad={self.b_pad} must be 1 to {B_PAD_MAX} floats"))
+            elif f4 and self.b_row % 4:
+                out.append(("b_pad", f"bn+b_pad={self.b_row} is not a multiple of 4 (float4 fragment reads of B; frag_width=1 takes any pad)"))
+        elif self.b_pad is not None:
+            out.append(("b_pad", f"b_pad={self.b_pad} is given but b_layout={self.b_layout} (b_pad goes with b_layout=padded)"))
         return out
 
     def device_violations(self, device) -> list[tuple[str, str]]:
@@ -230,12 +323,14 @@ class ParamProbe:
     """A plain, unvalidated stand-in for KernelConfig sharing its derived properties and checks
     (the same functions, not copies): the sweep tests 10^5 combinations without building models."""
 
-    __slots__ = ("kernel", "bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter", "_spec")
+    __slots__ = PARAM_NAMES + CHOICE_NAMES + ("kernel", "_spec")
 
     def __init__(self, spec: KernelSpec, values: dict):
         self.kernel, self._spec = spec.id, spec
         for k in PARAM_NAMES:
             setattr(self, k, values.get(k, 1 if k in ("bk", "tm", "tn") else None))
+        for k in CHOICE_NAMES:
+            setattr(self, k, values.get(k, spec.defaults.get(k)))
 
     @property
     def spec(self) -> KernelSpec:
@@ -244,14 +339,24 @@ class ParamProbe:
     wm_iter = KernelConfig.wm_iter
     threads = KernelConfig.threads
     smem_bytes = KernelConfig.smem_bytes
+    gmem_vector = KernelConfig.gmem_vector
+    smem_read_vector = KernelConfig.smem_read_vector
+    transposed_a = KernelConfig.transposed_a
+    quadrants = KernelConfig.quadrants
+    buffers = KernelConfig.buffers
+    barriers_per_tile = KernelConfig.barriers_per_tile
+    b_row = KernelConfig.b_row
+    choices = KernelConfig.choices
+    changed_choices = KernelConfig.changed_choices
     estimated_registers = KernelConfig.estimated_registers
     violations = KernelConfig.violations
+    _tile_f4_violations = KernelConfig._tile_f4_violations
     device_violations = KernelConfig.device_violations
     params = KernelConfig.params
     label = KernelConfig.label
 
     def config(self) -> KernelConfig:
-        return KernelConfig.model_construct(kernel=self.kernel, **{k: getattr(self, k) for k in PARAM_NAMES})
+        return KernelConfig.model_construct(kernel=self.kernel, **{k: getattr(self, k) for k in PARAM_NAMES + CHOICE_NAMES})
 
 
 # the values a sweep tries for each tile parameter (powers of two; the constraints prune them)
@@ -262,24 +367,61 @@ VALUES = {
 }
 
 
-def enumerate_configs(device, kernels=None):
-    """All parameter combinations (VALUES) of the given kernels (default: tiled_kernels()) ->
-    (valid configs, Counter of invalid configs by the first constraint they violate, number considered)."""
+# b_pad values a sweep tries with b_layout = padded (1: the classic one-word shift; 4: keeps float4 rows)
+SWEEP_B_PADS = (1, 4)
+
+
+def representative(spec: KernelSpec, choices: dict) -> str:
+    """Which kernel id names a configuration of `spec` with these choices: among the kernels that
+    compile the same body (manifest `same_code`), the one whose defaults it changes least (on a tie the
+    later ladder step), so double_buffer's defaults stay `double_buffer` and seed 004's kernel
+    (contiguous, double-buffered) is `double_buffer` with thread_tile=contiguous."""
+    if spec.same_code is None:
+        return spec.id
+    same = [s for s in kernel_specs().values() if s.same_code == spec.same_code]
+    changed = {s.id: sum(1 for k, v in choices.items() if k in s.choices and v != s.defaults.get(k)) for s in same}
+    return min(same, key=lambda s: (changed[s.id], -s.step)).id
+
+
+def choice_combos(spec: KernelSpec, choices: bool = True) -> list[dict]:
+    """Every combination of the kernel's design choices that it names itself (`representative`);
+    [defaults] when choices is False or the kernel has none."""
+    if not choices or not spec.choices:
+        return [{k: spec.defaults[k] for k in spec.choices}]
+    names = list(spec.choices)
+    out = []
+    for combo in itertools.product(*(spec.choices[n] for n in names)):
+        c = dict(zip(names, combo))
+        if representative(spec, c) != spec.id:
+            continue
+        if c.get("b_layout") == "padded":
+            out += [{**c, "b_pad": p} for p in SWEEP_B_PADS]
+        else:
+            out.append(c)
+    return out
+
+
+def enumerate_configs(device, kernels=None, choices: bool = True):
+    """All parameter combinations (VALUES, and with `choices` every design choice: choice_combos) of the
+    given kernels (default: tiled_kernels()) -> (valid configs, Counter of invalid configs by the first
+    constraint they violate, number considered)."""
     valid, why, total = [], Counter(), 0
     for kid in (tiled_kernels() if kernels is None else kernels):
         spec = get_kernel(kid)
         names = [p for p in spec.params if p in VALUES]
-        for combo in itertools.product(*(VALUES[n] for n in names)):
-            params = dict(zip(names, combo))
+        combos = choice_combos(spec, choices)
+        for tiles in itertools.product(*(VALUES[n] for n in names)):
+            params = dict(zip(names, tiles))
             if kid == "smem_tiled" and not (params["bm"] == params["bn"] == params["bk"]):
                 continue  # one parameter in effect: bm = bn = bk
-            total += 1
-            probe = ParamProbe(spec, params)
-            problems = probe.violations() or probe.device_violations(device)
-            if problems:
-                why[problems[0][0]] += 1
-            else:
-                valid.append(probe.config())
+            for ch in combos:
+                total += 1
+                probe = ParamProbe(spec, {**params, **ch})
+                problems = probe.violations() or probe.device_violations(device)
+                if problems:
+                    why[problems[0][0]] += 1
+                else:
+                    valid.append(probe.config())
     return valid, why, total
 
 

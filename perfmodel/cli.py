@@ -12,6 +12,7 @@ import traceback
 from typing import Optional, Sequence
 
 from .commands import accuracy, choose, devices, measure, predict, report, sweep
+from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
 
@@ -124,6 +125,21 @@ def _add_tile(p):
     for name in ("bm", "bn", "bk", "tm", "tn", "wm", "wn"):
         p.add_argument(f"--{name}", type=positive_int, help=f"tile parameter {name}")
     p.add_argument("--wn-iter", dest="wn_iter", type=positive_int, help="warp_tiled: column sub-tiles per warp")
+    g = p.add_argument_group("design choices (kernels/manifest.toml `choices`; default: the kernel's own)")
+    g.add_argument("--thread-tile", dest="thread_tile", choices=CHOICES["thread_tile"],
+                   help="steps 6-8: each thread's tm x tn tile contiguous or split into four quadrants")
+    g.add_argument("--double-buffer", dest="double_buffer", choices=CHOICES["double_buffer"],
+                   help="steps 6-8: two shared-memory buffers, one barrier per k-tile")
+    g.add_argument("--load-width", dest="load_width", type=int, choices=CHOICES["load_width"],
+                   help="steps 4-9: floats per global load (4 = float4)")
+    g.add_argument("--a-transposed", dest="a_transposed", choices=CHOICES["a_transposed"],
+                   help="steps 6-8: A stored [bk][bm] in shared memory (else [bm][bk])")
+    g.add_argument("--frag-width", dest="frag_width", type=int, choices=CHOICES["frag_width"],
+                   help="steps 6-9: floats per shared-memory fragment read (4 = float4)")
+    g.add_argument("--b-layout", dest="b_layout", choices=CHOICES["b_layout"],
+                   help="steps 6-8: B rows of bn floats, of bn + b_pad, or each thread's tn values bn/tn floats apart")
+    g.add_argument("--b-pad", dest="b_pad", type=_int_at_least(1, "an integer from 1 to 32", B_PAD_MAX),
+                   help=f"with --b-layout padded: floats added to each B row (default {B_PAD_DEFAULT})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernel", action="append", help="kernel id (repeatable; default: the tiled kernels)")
     _add_size(s)
     s.add_argument("--top", type=positive_int, default=10)
+    s.add_argument("--choices", choices=["all", "default"], default="all",
+                   help="all: every design choice of each kernel too (thread tile, double buffering, load and fragment "
+                        "widths, A and B layouts; default); default: each kernel with its own choices only")
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")

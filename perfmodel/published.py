@@ -42,7 +42,7 @@ class Point(_Strict):
     source: str
     row: str
     kernel: str
-    config: dict[str, int]
+    config: dict[str, int | str]
     M: PositiveInt
     N: PositiveInt
     K: PositiveInt

@@ -36,13 +36,14 @@ def _cache_file(kind: str, key: str) -> Path | None:
         return None
 
 
-def cached_enumeration(device, kernels=None):
+def cached_enumeration(device, kernels=None, choices: bool = True):
     """`catalogue.enumerate_configs`, cached on disk (PERFMODEL_CACHE or ~/.cache/perfmodel). The key
-    hashes everything the result depends on: the device's figures, the kernel list, VALUES, the kernel
-    manifest and catalogue.py's checks; any change is a new entry, so a hit equals a recomputation."""
+    hashes everything the result depends on: the device's figures, the kernel list, VALUES, whether the
+    design choices are enumerated, the kernel manifest and catalogue.py's checks; any change is a new
+    entry, so a hit equals a recomputation."""
     kernels = tiled_kernels() if kernels is None else list(kernels)
     key = _digest([catalogue.__file__, data_dir("kernels") / "manifest.toml"],
-                  device.model_dump_json() + json.dumps([list(kernels), VALUES]))
+                  device.model_dump_json() + json.dumps([list(kernels), VALUES, choices]))
     path = _cache_file("configs", key)
     if path is not None and path.exists():
         try:
@@ -51,8 +52,8 @@ def cached_enumeration(device, kernels=None):
             return configs, Counter(d["why"]), d["total"]
         except (ValueError, KeyError, TypeError):
             pass  # damaged entry: recompute and rewrite
-    configs, why, total = enumerate_configs(device, kernels)
-    full = {k: None for k in catalogue.PARAM_NAMES}
+    configs, why, total = enumerate_configs(device, kernels, choices)
+    full = {k: None for k in catalogue.PARAM_NAMES + catalogue.CHOICE_NAMES}
     write_json_atomic(path, dict(valid=[{**full, "kernel": c.kernel, **{k: getattr(c, k) for k in full}} for c in configs],
                                  why=dict(why), total=total))
     return configs, why, total
@@ -124,10 +125,11 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
 
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
-         progress: Optional[Callable[[int, int], None]] = None) -> Ranking:
-    """Enumerate (cached), predict all in one batch, re-predict the top `sass_top` from their binaries."""
+         progress: Optional[Callable[[int, int], None]] = None, choices: bool = True) -> Ranking:
+    """Enumerate (cached; with `choices` every design choice too), predict all in one batch, re-predict
+    the top `sass_top` from their binaries."""
     t0 = time.perf_counter()
-    configs, why, total = cached_enumeration(fig.device, kernels)
+    configs, why, total = cached_enumeration(fig.device, kernels, choices)
     smem_banks.load_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     bt = predict_batch(fig, configs, problem)
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))

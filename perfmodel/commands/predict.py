@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import facts
-from ..catalogue import PARAM_NAMES, KernelConfig
+from ..catalogue import CHOICE_NAMES, PARAM_NAMES, KernelConfig
 from ..explain import render
 from ..model.figures import Figures
 from ..model.predict import predict
@@ -10,7 +10,7 @@ from ..model.predict import predict
 
 def run(a) -> int:
     fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
-    cfg = KernelConfig.make(a.kernel, **{k: getattr(a, k) for k in PARAM_NAMES})
+    cfg = KernelConfig.make(a.kernel, **{k: getattr(a, k) for k in PARAM_NAMES + CHOICE_NAMES})
     cfg.check_device(fig.device)
     if a.registers:
         build = facts.given(a.registers, "--registers")

@@ -44,7 +44,7 @@ def run(a) -> int:
 
     if a.sass > 0 and not can_compile(fig.device.compute_capability) and not quiet:
         print(f"note: {missing(fig.device.compute_capability)}: ranking by the closed form only", file=sys.stderr)
-    rk = rank(fig, Problem(a.M, a.N, a.K), kernels, a.sass, progress)
+    rk = rank(fig, Problem(a.M, a.N, a.K), kernels, a.sass, progress, choices=a.choices == "all")
     configs, gflops, bt = rk.configs, rk.gflops, rk.batch
     peak = fig.device.peak_fp32_GFLOPS()
     shown = [int(i) for i in rk.order[: max(a.top, OVERLAP_SCAN if a.measure_overlap else 0)]]
@@ -54,6 +54,7 @@ def run(a) -> int:
     for r, i in enumerate(rk.order[: a.top], 1):
         c = configs[i]
         rows.append(dict(rank=r, kernel=c.kernel, **{k: getattr(c, k) for k in PARAM_NAMES},
+                         choices=",".join(f"{k}={v}" for k, v in c.changed_choices().items()),
                          threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
                          from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
                          blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
@@ -89,14 +90,15 @@ def run(a) -> int:
     for name, n in why.most_common():
         print(f"  invalid: {n:6d} first violate {name}")
     print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
-          f"{'GFLOPS':>9} {'90 % interval':>17} {'P>#1':>5} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}")
+          f"{'GFLOPS':>9} {'90 % interval':>17} {'P>#1':>5} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}  design choices "
+          f"changed from the kernel's defaults")
     for r in rows:
         f = lambda v: "-" if v is None else str(v)  # noqa: E731
         pb = "" if r["rank"] == 1 else f"{100 * r['p_faster_than_first']:4.0f}%"
         print(f"{r['rank']:3d} {r['kernel']:18} {r['bm']:4d} {r['bn']:4d} {f(r['bk']):>3} {f(r['tm']):>3} {f(r['tn']):>3} "
               f"{f(r['wm']):>4} {f(r['wn']):>4} {f(r['wn_iter']):>3} {r['gflops']:9,.0f} "
               f"{r['q05_gflops']:8,.0f}-{r['q95_gflops']:<8,.0f} {pb:>5} {r['pct_of_peak']:6.1f} "
-              f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}{' b' if r['from_binary'] else ''}")
+              f"{r['occupancy_pct']:5.1f} {r['limiter']:>13} {r['bound']:>8}{' b' if r['from_binary'] else '  '} {r['choices']}")
     n_over = sum(r["overlaps_first"] for r in rows)
     print(f"P>#1: the share of draws of the inputs and the model's residual in which a configuration is faster than #1; "
           f"{n_over} of the {len(rows) - 1} shown after #1 are in at least {100 * OVERLAP:.0f} % of them (their intervals overlap #1's): "

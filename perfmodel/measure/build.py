@@ -12,14 +12,20 @@ from ..catalogue import KernelConfig
 from ..paths import cache_dir, data_dir, write_json_atomic
 from . import toolchain
 
-MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER"}
+MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER",
+          "thread_tile": "THREAD_TILE", "double_buffer": "DOUBLE_BUFFER", "load_width": "LOAD_WIDTH",
+          "a_transposed": "A_TRANSPOSED", "frag_width": "FRAG_WIDTH", "b_layout": "B_LAYOUT", "b_pad": "B_PAD"}
+# the design choices' values as the kernels' macros take them (kernels/tile_f4.cuh)
+MACRO_VALUES = {"contiguous": 0, "quadrants": 1, "off": 0, "on": 1, "no": 0, "yes": 1, "plain": 0, "padded": 1, "permuted": 2}
 NVCC_FLAGS = toolchain.NVCC_FLAGS
 find_nvcc = toolchain.find_nvcc
 
 
 def defines(cfg: KernelConfig) -> list[str]:
-    """-D options that set the kernel's compile-time tile parameters."""
-    return [f"-D{MACROS[k]}={v}" for k, v in cfg.params().items()] + (["-DBK=1"] if "bk" not in cfg.params() else [])
+    """-D options that set the kernel's compile-time tile parameters and the design choices that differ
+    from its defaults (the sources hold the defaults)."""
+    return ([f"-D{MACROS[k]}={MACRO_VALUES.get(v, v)}" for k, v in cfg.params().items()]
+            + (["-DBK=1"] if "bk" not in cfg.params() else []))
 
 
 def source_path(cfg: KernelConfig) -> Path:

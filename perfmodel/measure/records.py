@@ -42,7 +42,7 @@ class Measurement(_M):
     """One (kernel or cuBLAS, config, size) point. kernel='cublas' for the baseline."""
 
     kernel: str
-    config: dict[str, int]
+    config: dict[str, int | str]
     group: str  # 'ladder' | 'sweep' | 'baseline' | 'edge' | 'top' | 'random' (shape runs)
     shape: Optional[str] = None  # the corpus shape (shapes/corpus.toml) a shape run measured it for
     M: int
@@ -74,7 +74,7 @@ class PlannedPoint(_M):
 
     group: str
     kernel: str  # 'cublas' for the baseline
-    config: dict[str, int]
+    config: dict[str, int | str]
     shape: str
     M: int
     N: int

@@ -326,7 +326,7 @@ def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         local_tile = 0.0 if local and not usage["spill_stores"] else None
     return dict(registers=usage["registers"], local_bytes=local, spill_stores=usage["spill_stores"], arch=usage["arch"],
                 toolchain=usage["toolchain"], sass_arch=facts["arch"] if facts else None,
-                prefetch=facts["prefetch_fraction"] if facts and cfg.spec.buffers == 2 else None,
+                prefetch=facts["prefetch_fraction"] if facts and cfg.buffers == 2 else None,
                 local_tile_bytes=local_tile,
                 program=facts.get("loop_program") if facts else None,
                 edge_program=facts.get("edge_loop_program") if facts else None)

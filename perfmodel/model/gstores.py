@@ -6,7 +6,7 @@ a lane fills only partly still moves as a sector between the SM and L2. tiled_2d
 lane with lanes TN floats apart: with TN = 8, every lane has a sector of its own, so its C moves 8 times
 the bytes it holds. The float4 stores of tiled_2d_float4 (lanes TN floats apart) move 2 times. The
 quadrant stores of bank_conflict_free and double_buffer, and warp_tiled's, move 1 time: lanes write
-consecutive float4s. Rows are taken to start on a sector boundary (N a multiple of 8).
+consecutive float4s. tile_f4.cuh's thread_tile choice picks between the two. Rows are taken to start on a sector boundary (N a multiple of 8).
 """
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
         i = np.arange(cfg.tm)[None, :]
         return (t // bn) * cfg.tm + i, np.broadcast_to(t % bn, (cfg.threads, cfg.tm))
     tm, tn = cfg.tm, cfg.tn
-    if k in ("tiled_2d", "tiled_2d_float4"):
-        step = 1 if k == "tiled_2d" else 4
-        i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, step), indexing="ij"))
-        trow, tcol = t // (bn // tn), t % (bn // tn)
+    trow, tcol = t // (bn // tn), t % (bn // tn)
+    if k == "tiled_2d":
+        i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(tn), indexing="ij"))
         return trow * tm + i, tcol * tn + j
-    if k in ("bank_conflict_free", "double_buffer"):
+    if k in ("tiled_2d_float4", "bank_conflict_free", "double_buffer"):  # tile_f4.cuh a_row/b_col, float4 stores
         i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, 4), indexing="ij"))
-        trow, tcol = t // (bn // tn), t % (bn // tn)
+        if not cfg.quadrants:
+            return trow * tm + i, tcol * tn + j
         return ((i // (tm // 2)) * (bm // 2) + trow * tm // 2 + i % (tm // 2),
                 (j // (tn // 2)) * (bn // 2) + tcol * tn // 2 + j % (tn // 2))
     if k == "warp_tiled":
@@ -58,7 +58,7 @@ _SECTORS: dict[tuple, int] = {}  # by everything the store map depends on (bk do
 
 def c_store_sectors(cfg: KernelConfig) -> int:
     """32-byte sectors one block's stores of its C tile send to L2."""
-    key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter)
+    key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter, cfg.quadrants)
     if key not in _SECTORS:
         _SECTORS[key] = _count(cfg)
     return _SECTORS[key]

@@ -40,7 +40,7 @@ def _structure(cfg: KernelConfig) -> tuple:
     warps = thr / 32
     if s.uses_smem:
         lds_i, lds_w, sts_i, sts_w = smem_counts(cfg)
-        ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (s.gmem_vector * thr)
+        ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (cfg.gmem_vector * thr)
         l1_w = 0.0
         bk = cfg.bk
     else:  # one k step per "tile"; its loads go through L1, counted per problem by l1_lines_stage
@@ -49,8 +49,8 @@ def _structure(cfg: KernelConfig) -> tuple:
         bk = 1
         l1_w = 0.0
     ffma = cfg.bm * cfg.bn * bk / thr
-    return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, s.barriers_per_tile,
-            s.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
+    return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, cfg.barriers_per_tile,
+            cfg.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
 
 
 @dataclass(frozen=True)
@@ -663,7 +663,7 @@ class Interval(_M):
 class Prediction(_M):
     device: str
     kernel: str
-    config: dict[str, int]
+    config: dict[str, int | str]
     M: int
     N: int
     K: int
@@ -774,7 +774,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
         K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label,
         ffma_issue_cycles=float(c.c_ffma[k]),
-        prefetch=("none (single buffer)" if config.spec.buffers == 1 else
+        prefetch=("none (single buffer)" if config.buffers == 1 else
                   ("yes" if prefetch is None or prefetch >= 1 else
                    f"partly: {prefetch:.0%} of the FFMAs follow the next tile's loads" if prefetch > 0 else
                    "no: the compiler sank the next tile's loads below the FFMAs") + f" [{build.prefetch_source}]"),

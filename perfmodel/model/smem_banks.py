@@ -43,6 +43,8 @@ def wavefronts_many(rows, width_words: int = 1, banks: int = BANKS) -> np.ndarra
         halves = wavefronts_many_phase(rows.reshape(len(rows) * 2, 16), width_words, banks).reshape(len(rows), 2).sum(axis=1)
         quarters = wavefronts_many_phase(rows.reshape(len(rows) * 4, 8), width_words, banks).reshape(len(rows), 4).sum(axis=1)
         return np.where(paired, halves, quarters)
+    if width_words == 2:  # 64-bit accesses: per half-warp (16 lanes x 8 B = 128 B)
+        return wavefronts_many_phase(rows.reshape(len(rows) * 2, 16), width_words, banks).reshape(len(rows), 2).sum(axis=1)
     return wavefronts_many_phase(rows, width_words, banks)
 
 
@@ -60,9 +62,55 @@ def _lanes(warp: int = 0):
     return np.arange(32) + 32 * warp
 
 
+def _a_row(cfg, trow, ii: int):
+    """Block-tile row of a thread's A value ii (tile_f4.cuh a_row): contiguous or in quadrants."""
+    tm, bm = cfg.tm, cfg.bm
+    return (ii // (tm // 2)) * (bm // 2) + trow * (tm // 2) + ii % (tm // 2) if cfg.quadrants else trow * tm + ii
+
+
+def _b_col(cfg, tcol, jj: int):
+    tn, bn = cfg.tn, cfg.bn
+    return (jj // (tn // 2)) * (bn // 2) + tcol * (tn // 2) + jj % (tn // 2) if cfg.quadrants else tcol * tn + jj
+
+
+def _a_at(cfg, m, k):
+    """Shared-memory word of A(m, k) (tile_f4.cuh a_at)."""
+    return k * cfg.bm + m if cfg.transposed_a else m * cfg.bk + k
+
+
+def _b_at(cfg, k, n):
+    """Shared-memory word of B(k, n) (tile_f4.cuh b_at): plain, padded rows, or permuted."""
+    if cfg.b_layout == "permuted":
+        tn, bn = cfg.tn, cfg.bn
+        if cfg.quadrants:
+            tcol, jj = (n % (bn // 2)) // (tn // 2), (n // (bn // 2)) * (tn // 2) + n % (tn // 2)
+        else:
+            tcol, jj = n // tn, n % tn
+        return k * bn + jj * (bn // tn) + tcol
+    return k * cfg.b_row + n
+
+
+def merged(addrs: list, vector: int = 4) -> list:
+    """A thread's scalar reads of one step as the compiler issues them: runs of 4 (else 2) reads at
+    consecutive words whose first word is 16- (8-) byte aligned in every lane become one LDS.128
+    (LDS.64), as nvcc does where it can prove the alignment (tests check this against the SASS)."""
+    out, i = [], 0
+    while i < len(addrs):
+        for w in (4, 2):
+            if w <= vector and i + w <= len(addrs) and all(np.array_equal(addrs[i + q], addrs[i] + q) for q in range(1, w)) \
+                    and not np.any(np.asarray(addrs[i]) % w):
+                out.append((addrs[i], w))
+                i += w
+                break
+        else:
+            out.append((addrs[i], 1))
+            i += 1
+    return out
+
+
 def _inner_loop_reads(cfg, k: int, warp: int):
     """(addresses, width) of every shared-memory read one warp issues at inner step k."""
-    spec, t = cfg.spec, _lanes(warp)
+    t = _lanes(warp)
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     reads = []
     # A stored [bm][bk]: a thread's reads along the unrolled k loop are contiguous, and nvcc merges
@@ -81,55 +129,64 @@ def _inner_loop_reads(cfg, k: int, warp: int):
         tpr = bn // tn
         trow, tcol = t // tpr, t % tpr
         reads += [((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else []
-        if tn % 4 == 0:  # nvcc merges the contiguous, 16-byte aligned scalar reads of B into LDS.128 (seen in SASS/ncu)
-            reads += [(k * bn + tcol * tn + j, 4) for j in range(0, tn, 4)]
-        else:
-            reads += [(k * bn + tcol * tn + j, 1) for j in range(tn)]
-    elif cfg.kernel == "tiled_2d_float4":
-        tpr = bn // tn
-        trow, tcol = t // tpr, t % tpr
-        reads += [(k * bm + trow * tm + i, 4) for i in range(0, tm, 4)]
-        reads += [(k * bn + tcol * tn + j, 4) for j in range(0, tn, 4)]
-    elif spec.quadrants:  # bank_conflict_free, double_buffer
-        tpr = bn // tn
-        trow, tcol = t // tpr, t % tpr
-        for half in (0, bm // 2):
-            reads += [(k * bm + half + trow * (tm // 2) + i, 4) for i in range(0, tm // 2, 4)]
-        for half in (0, bn // 2):
-            reads += [(k * bn + half + tcol * (tn // 2) + j, 4) for j in range(0, tn // 2, 4)]
+        reads += merged([k * bn + tcol * tn + j for j in range(tn)])
     elif cfg.kernel == "warp_tiled":
         w = t // 32
         lane = t % 32
         wrow, wcol = w // (bn // cfg.wn), w % (bn // cfg.wn)
         wsubm, wsubn = cfg.wm // cfg.wm_iter, cfg.wn // cfg.wn_iter
         trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
+        fw = cfg.smem_read_vector
         for wi in range(cfg.wm_iter):
-            reads += [(k * bm + wrow * cfg.wm + wi * wsubm + trow * tm + i, 4) for i in range(0, tm, 4)]
+            a = [k * bm + wrow * cfg.wm + wi * wsubm + trow * tm + i for i in range(tm)]
+            reads += [(a[i], 4) for i in range(0, tm, 4)] if fw == 4 else merged(a)
         for wj in range(cfg.wn_iter):
-            reads += [(k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j, 4) for j in range(0, tn, 4)]
+            b = [k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j for j in range(tn)]
+            reads += [(b[j], 4) for j in range(0, tn, 4)] if fw == 4 else merged(b)
+    else:  # the register-tile kernels of tile_f4.cuh (read_frags)
+        tpr = bn // tn
+        trow, tcol = t // tpr, t % tpr
+        if cfg.smem_read_vector == 4:
+            reads += [(_a_at(cfg, _a_row(cfg, trow, i), k), 4) for i in range(0, tm, 4)]
+            reads += [(_b_at(cfg, k, _b_col(cfg, tcol, j)), 4) for j in range(0, tn, 4)]
+        else:
+            if cfg.transposed_a:
+                reads += merged([_a_at(cfg, _a_row(cfg, trow, i), k) for i in range(tm)])
+            elif a_now:
+                reads += [(_a_at(cfg, _a_row(cfg, trow, i), k), a_vec) for i in range(tm)]
+            reads += merged([_b_at(cfg, k, _b_col(cfg, tcol, j)) for j in range(tn)])
     return reads
 
 
 def _tile_stores(cfg, warp: int):
-    """(addresses, width) of every shared-memory store one warp issues per k-tile."""
-    spec, t = cfg.spec, _lanes(warp)
+    """(addresses, width) of every shared-memory store one warp issues per k-tile (tile_plain.cuh,
+    tile_f4.cuh store_tile)."""
+    t = _lanes(warp)
     T, bm, bn, bk = cfg.threads, cfg.bm, cfg.bn, cfg.bk
     stores = []
-    if spec.gmem_vector == 1:
+    f4_family = cfg.spec.smem_read_vector == 4  # tile_f4.cuh's layouts; the others keep A [bm][bk], B [bk][bn]
+    if cfg.gmem_vector == 1:
         for r in range(bm * bk // T):
             e = t + r * T
-            stores.append(((e // bk) * bk + e % bk, 1))
+            stores.append((_a_at(cfg, e // bk, e % bk) if f4_family else e, 1))
         for r in range(bk * bn // T):
             e = t + r * T
-            stores.append(((e // bn) * bn + e % bn, 1))
-    else:
-        for r in range(bm * bk // (4 * T)):
-            e = t + r * T
-            row, c4 = e // (bk // 4), e % (bk // 4)
-            stores += [((c4 * 4 + c) * bm + row, 1) for c in range(4)]  # A transposed: 4 scalar stores
-        for r in range(bk * bn // (4 * T)):
-            e = t + r * T
-            stores.append(((e // (bn // 4)) * bn + (e % (bn // 4)) * 4, 4))
+            stores.append((_b_at(cfg, e // bn, e % bn) if f4_family else e, 1))
+        return stores
+    for r in range(bm * bk // (4 * T)):
+        e = t + r * T
+        row, c = e // (bk // 4), (e % (bk // 4)) * 4
+        if f4_family and cfg.transposed_a:
+            stores += [((c + q) * bm + row, 1) for q in range(4)]  # A transposed: 4 scalar stores
+        else:
+            stores.append((row * bk + c, 4))
+    for r in range(bk * bn // (4 * T)):
+        e = t + r * T
+        row, c = e // (bn // 4), (e % (bn // 4)) * 4
+        if not f4_family or cfg.b_layout in (None, "plain") or (cfg.b_layout == "padded" and cfg.b_row % 4 == 0):
+            stores.append((row * cfg.b_row + c if f4_family else row * bn + c, 4))
+        else:
+            stores += [(_b_at(cfg, row, c + q), 1) for q in range(4)]
     return stores
 
 
@@ -178,7 +235,7 @@ def smem_counts_many(configs) -> list[tuple[float, float, float, float]]:
     if todo:
         _DIRTY[0] = True
     uses = []
-    new = {1: {}, 4: {}}
+    new = {1: {}, 2: {}, 4: {}}
     for c in todo:
         items = []
         if c.spec.uses_smem:

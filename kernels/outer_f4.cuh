@@ -1,0 +1,66 @@
+// The body of steps 6-8 (one kernel, three sets of defaults): 2-D register tile by outer products,
+// tiles staged global -> registers -> shared memory (tile_f4.cuh), with or without double buffering:
+//   DOUBLE_BUFFER 0: load, store, barrier, compute, barrier per k-tile (steps 6, 7)
+//                 1: two shared-memory buffers; the next tile's global loads go to registers before
+//                    the current tile's math and to the other buffer after it, one barrier per tile (step 8)
+#pragma once
+#ifndef DOUBLE_BUFFER
+#define DOUBLE_BUFFER 0
+#endif
+#define NT (BM * BN / (TM * TN))
+// double buffering asks nvcc for two resident blocks where 128 registers per thread can hold the tile (seed 000 caps at 128)
+#define MIN_BLOCKS (DOUBLE_BUFFER && NT <= 256 && TM * TN <= 64 ? 2 : 1)
+#include "tile_f4.cuh"
+
+template <bool G>
+__device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                     int M, int N, int K, float* __restrict__ As, float* __restrict__ Bs) {
+    const int tid = threadIdx.x, tpr = BN / TN, tcol = tid % tpr, trow = tid / tpr;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {{0.0f}};
+    float ra[TM], rb[TN];
+    stage_t ga[LA], gb[LB];
+#if DOUBLE_BUFFER
+    const int tiles = (K + BK - 1) / BK;
+    load_tile<G>(A, B, ga, gb, row0, col0, 0, M, N, K);
+    store_tile(As, Bs, ga, gb);
+    __syncthreads();
+    // steady state without branches (seed 000 V3's shape): load tile t, compute tile t-1, store
+    // tile t into the other buffer, one barrier; the last tile is computed after the loop
+    for (int t = 1; t < tiles; ++t) {
+        const int cur = (t - 1) & 1;
+        load_tile<G>(A, B, ga, gb, row0, col0, t * BK, M, N, K);
+        compute_tile(As + cur * BK * BM, Bs + cur * BK * BNS, acc, ra, rb, trow, tcol);
+        store_tile(As + (cur ^ 1) * BK * BM, Bs + (cur ^ 1) * BK * BNS, ga, gb);
+        __syncthreads();
+    }
+    compute_tile(As + ((tiles - 1) & 1) * BK * BM, Bs + ((tiles - 1) & 1) * BK * BNS, acc, ra, rb, trow, tcol);
+#else
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        load_tile<G>(A, B, ga, gb, row0, col0, k0, M, N, K);
+        store_tile(As, Bs, ga, gb);
+        __syncthreads();
+        compute_tile(As, Bs, acc, ra, rb, trow, tcol);
+        __syncthreads();
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4) store_c4<G>(C, row0 + a_row(trow, i), col0 + b_col(tcol, j), &acc[i][j], M, N);
+}
+
+EDGE_BODY
+
+#if MIN_BLOCKS > 1
+#define LAUNCH_BOUNDS __launch_bounds__(NT, MIN_BLOCKS)
+#else
+#define LAUNCH_BOUNDS __launch_bounds__(NT)
+#endif
+extern "C" __global__ void LAUNCH_BOUNDS sgemm(const float* __restrict__ A, const float* __restrict__ B,
+                                                                   float* __restrict__ C, int M, int N, int K) {
+    __shared__ __align__(16) float As[(1 + DOUBLE_BUFFER) * BK * BM];
+    __shared__ __align__(16) float Bs[(1 + DOUBLE_BUFFER) * BK * BNS];
+    if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
+    else body_edge(A, B, C, M, N, K, As, Bs);
+}
