@@ -4,6 +4,7 @@
 # under $OUT (default /tmp/out). Prints a short table last.
 #   bash benchmarks/gpu_run.sh validate SEED            # perfmodel validate --seed SEED (own calibration)
 #   bash benchmarks/gpu_run.sh quick                    # perfmodel validate --quick (the ladder at 2048)
+#   bash benchmarks/gpu_run.sh variants SEED            # perfmodel validate --variants --seed SEED (design choices)
 #   bash benchmarks/gpu_run.sh tune SEED [DEVICE]       # sweep --measure 10 --sample 100 --seed SEED, ranked
 #                                                       # with results/reference-calibration-DEVICE.toml
 #   bash benchmarks/gpu_run.sh overlap [DEVICE] [SIZE]  # sweep --measure-overlap at SIZE (default 4096), ranked with
@@ -18,13 +19,17 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
+what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
     seed=${2:?"validate needs a SEED"}
     python3 -m perfmodel validate --seed "$seed" > "$OUT/validate-seed$seed.log" 2>&1; echo "validate rc $?"
     tail -1 "$OUT/validate-seed$seed.log" ;;
+  variants)
+    seed=${2:?"variants needs a SEED"}
+    python3 -m perfmodel validate --variants --seed "$seed" > "$OUT/validate-variants-seed$seed.log" 2>&1; echo "validate --variants rc $?"
+    grep -A 40 "^kernel " "$OUT/validate-variants-seed$seed.log" | tail -32 ;;
   quick)
     python3 -m perfmodel validate --quick > "$OUT/validate-quick.log" 2>&1; echo "validate --quick rc $?"
     tail -14 "$OUT/validate-quick.log" ;;

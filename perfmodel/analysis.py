@@ -173,6 +173,9 @@ def summary(table: list[dict]) -> dict:
         s["picks"] = picks
         s["pick_gap_max_pct"], s["pick_gap_median_pct"] = float(max(gaps)), float(np.median(gaps))
         s["picks_within_3pct"] = sum(g <= 3.0 for g in gaps)
+    by_choice = choice_errors(pts)
+    if by_choice:
+        s["by_choice"] = by_choice
     sw = [r for r in pts if r["group"] == "sweep"]
     if sw:
         best_meas = max(sw, key=lambda r: r["measured_gflops"])
@@ -181,6 +184,26 @@ def summary(table: list[dict]) -> dict:
         s["sweep_best_measured"] = f"{best_meas['kernel']} {best_meas['config']}"
         s["sweep_model_top1"] = f"{top_pred['kernel']} {top_pred['config']}"
     return s
+
+
+def choice_errors(scored: list[dict]) -> list[dict]:
+    """Error per design-choice value (kernels/manifest.toml `choices`) over the scored points of kernels
+    that have choices: [{choice, value, points, mape_pct, bias_pct}], worst MAPE first. Empty unless a
+    point changed a choice from its kernel's defaults (a run that measured the choices)."""
+    groups: dict[tuple, list[float]] = {}
+    changed = False
+    for r in scored:
+        if r["kernel"] == "cublas":
+            continue
+        cfg = KernelConfig.make(r["kernel"], **json.loads(r["config"]))
+        changed |= bool(cfg.changed_choices())
+        for k, v in cfg.choices().items():
+            groups.setdefault((k, str(v)), []).append(r["error_pct"])
+    if not changed:
+        return []
+    out = [dict(choice=k, value=v, points=len(e), mape_pct=float(np.mean(np.abs(e))), bias_pct=float(np.mean(e)))
+           for (k, v), e in groups.items()]
+    return sorted(out, key=lambda d: -d["mape_pct"])
 
 
 def shape_picks(scored: list[dict]) -> dict:

@@ -113,6 +113,8 @@ def _check(a) -> None:
         for opt, val in (("--shapes", a.shapes), ("--quick", a.quick), ("--out", a.out), ("--ncu", a.ncu), ("--seed", a.seed)):
             if val:
                 raise UserError(f"--resume continues a run with its own plan; {opt} cannot change it")
+    if a.cmd == "validate" and a.variants and (a.quick or a.shapes or a.resume):
+        raise UserError("--variants is its own plan; it excludes --quick, --shapes and --resume")
     if a.cmd == "validate" and a.shapes and (a.quick or a.ncu):
         raise UserError(f"--shapes measures the whole corpus class; {'--quick' if a.quick else '--ncu'} applies to the square ladder run only")
     if a.cmd == "devices" and a.action == "list" and a.name:
@@ -232,6 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measure the shape corpus (shapes/corpus.toml), one class or all: per shape cuBLAS, the ladder, "
                         "the model's top 3 and 10 random configurations, each point recorded as it finishes")
     v.add_argument("--resume", metavar="RUN", help="continue a --shapes run that stopped: measure what it has not recorded")
+    v.add_argument("--variants", action="store_true",
+                   help="the design choices at 4096: every combination of each kernel's choices at its default tiles and "
+                        "100 random configurations over tiles and choices (seeded by --seed), beside cuBLAS and the ladder; "
+                        "the report gives the error per choice value")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")

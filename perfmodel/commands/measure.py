@@ -11,7 +11,7 @@ def validate(a) -> int:
     if a.shapes or a.resume:
         return _validate.validate_shapes(a.shapes or "all", seed=a.seed, out=Path(a.out) if a.out else None,
                                          resume=Path(a.resume) if a.resume else None)
-    return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu)
+    return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu, variants=a.variants)
 
 
 def calibrate(a) -> int:

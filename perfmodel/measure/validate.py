@@ -14,7 +14,7 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import run_figures, write_derived
-from ..catalogue import KernelConfig, enumerate_configs, kernel_ids, tiled_kernels
+from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
@@ -51,6 +51,67 @@ def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[Kernel
         out += rng.sample(pools[k], share)
         left -= share
     return out
+
+
+VARIANT_RANDOM = 100
+VARIANT_PADS = (1, 4)  # b_pad values measured at the default tiles (1: one-word shift; 4: float4 rows)
+
+
+def variant_configs(device) -> tuple[list[KernelConfig], list[str]]:
+    """Every combination of each kernel's design choices at its default tiles (each combination once:
+    catalogue.choice_combos names it by one kernel id; b_pad 1 and 4 where padded), defaults excluded;
+    and, one line each, the combinations those tiles do not allow, with the reason."""
+    out, refused = [], []
+    for k in tiled_kernels():
+        spec = get_kernel(k)
+        if not spec.choices:
+            continue
+        tiles = {p: spec.defaults[p] for p in spec.params}
+        seen = set()
+        for ch in choice_combos(spec):
+            combos = [{**ch, "b_pad": p} for p in VARIANT_PADS] if ch.get("b_layout") == "padded" else [ch]
+            for c in combos:
+                key = tuple(sorted(c.items()))
+                if key in seen:
+                    continue
+                seen.add(key)
+                cfg = KernelConfig.unchecked(k, **tiles, **c)
+                if not cfg.changed_choices():
+                    continue
+                problems = cfg.violations() or cfg.device_violations(device)
+                if problems:
+                    refused.append(f"{cfg.label()}: {problems[0][1]}")
+                else:
+                    out.append(cfg)
+    return out, refused
+
+
+def variant_sample(device, n: int = VARIANT_RANDOM, seed: int = 0) -> list[KernelConfig]:
+    """n random valid configurations over tiles and design choices, each changing at least one choice,
+    stratified by kernel like sweep_sample."""
+    rng = random.Random(seed)
+    pools = {}
+    for k in tiled_kernels():
+        if get_kernel(k).choices:
+            valid, _, _ = enumerate_configs(device, (k,), choices=True)
+            pools[k] = [c for c in valid if c.changed_choices()]
+    out, left = [], n
+    for i, k in enumerate(sorted(pools, key=lambda k: len(pools[k]))):
+        share = min(len(pools[k]), left // (len(pools) - i))
+        out += rng.sample(pools[k], share)
+        left -= share
+    return out
+
+
+def variant_plan(device, seed: int = 0):
+    """`validate --variants`: cuBLAS, the ladder's defaults, every design-choice combination at default
+    tiles (variant_configs) and VARIANT_RANDOM random ones (variant_sample), all at SWEEP_SIZE."""
+    s = SWEEP_SIZE
+    fixed, refused = variant_configs(device)
+    for line in refused:
+        print(f"  not measured (invalid at the default tiles): {line}")
+    return ([("baseline", None, s)] + [("ladder", KernelConfig.make(k), s) for k in kernel_ids()]
+            + [("variant", c, s) for c in fixed] + [("variant-random", c, s) for c in variant_sample(device, seed=seed)])
 
 
 def plan(device, quick: bool, seed: int = 0):
@@ -125,14 +186,16 @@ def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{v % 1000 // 10}"
 
 
-def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False) -> int:
-    """Measure the ladder (and, unless quick, a random sample of configs) on the local GPU into a new
-    results folder (default results/DATE-DEVICE[-quick][-seedN]); 1 if any point failed."""
+def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False, variants: bool = False) -> int:
+    """Measure the ladder (and, unless quick, a random sample of configs; with variants the design-choice
+    plan instead, variant_plan) on the local GPU into a new results folder (default
+    results/DATE-DEVICE[-quick|-variants][-seedN]); 1 if any point failed."""
     started = datetime.now(timezone.utc)
     root = Path.cwd() / "results"
     gpu = Gpu()
     name = match_shipped(gpu.name, gpu.cc)
-    out = out or root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{'-quick' if quick else ''}{f'-seed{seed}' if seed else ''}"
+    kind = "-quick" if quick else "-variants" if variants else ""
+    out = out or root / f"{started:%Y%m%d-%H%M%S}-{name or 'gpu'}{kind}{f'-seed{seed}' if seed else ''}"
     if out.exists():
         raise UserError(f"{out} exists; results are never overwritten (choose another --out)")
     out.mkdir(parents=True)
@@ -152,7 +215,7 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
         print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
         sampler, driver = None, "unknown"
     env = environment(gpu, env_device_name(name), started, driver)
-    points = plan(device, quick, seed)
+    points = variant_plan(device, seed) if variants else plan(device, quick, seed)
     print(f"{gpu.name} ({gpu.cc}, {gpu.sm_count} SMs) -> device file {env.device_file}; {len(points)} points -> {out}")
 
     # compile every distinct config in parallel (nvcc runs as subprocesses)
@@ -182,9 +245,13 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
     s = derived["summary"]
     print(f"\n{'kernel':20} {'size':>5} {'measured':>10} {'predicted':>10} {'err%':>7} {'%cuBLAS':>8}  bound")
     for r in derived["rows"]:
-        if r["group"] != "sweep" and r.get("measured_gflops"):
+        if r["group"] in ("ladder", "baseline") and r.get("measured_gflops"):
             print(f"{r['kernel']:20} {r['M']:5d} {r['measured_gflops']:10,.0f} {r.get('predicted_gflops') or 0:10,.0f} "
                   f"{r.get('error_pct') or 0:7.1f} {r.get('pct_of_cublas') or 0:8.1f}  {r.get('bound', '')}")
+    if s.get("by_choice"):
+        print(f"\n{'choice':14} {'value':11} {'points':>6} {'MAPE':>6} {'bias':>7}")
+        for d in s["by_choice"]:
+            print(f"{d['choice']:14} {d['value']:11} {d['points']:6d} {d['mape_pct']:5.1f}% {d['bias_pct']:+6.1f}%")
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %, Spearman all {s.get('spearman_all', float('nan')):.3f}, "
           f"sweep {s.get('spearman_sweep', float('nan')):.3f}; results in {out}")
     return 1 if failed else 0

@@ -93,6 +93,13 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
                   f"{v['gap_pct']:.1f} % | {fmt(v.get('cublas_gflops'), '{:,.0f}')} |" for sh, v in s["picks"].items()]
             L += [""]
         L += ["![shapes](shapes.png)", ""]
+    if s.get("by_choice"):
+        L += ["## By design choice", "",
+              "Every scored point of a kernel with design choices, grouped by each choice's value (a point counts once "
+              "per choice); worst-predicted value first.", "",
+              "| choice | value | points | MAPE | bias |", "|---|---|---|---|---|"]
+        L += [f"| {d['choice']} | {d['value']} | {d['points']} | {d['mape_pct']:.1f} % | {d['bias_pct']:+.1f} % |" for d in s["by_choice"]]
+        L += [""]
     L += ["## The ladder", "", "| kernel | size | measured GFLOPS (q10-q90) | predicted | error | % of cuBLAS | bound |",
           "|---|---|---|---|---|---|---|"]
     order = {k: i for i, k in enumerate(["cublas"] + kernel_ids())}

@@ -1,0 +1,193 @@
+"""Design choices as kernel parameters (kernels/manifest.toml `choices`): legal values and constraints,
+the command line, the model's shared-memory address maps against the binaries nvcc builds, seed 004's
+table, and the sweep over the widened space."""
+import json
+import subprocess
+
+import pytest
+
+from perfmodel import KernelConfig, load_device
+from perfmodel.catalogue import (CHOICES, choice_combos, enumerate_configs, get_kernel, kernel_specs, representative,
+                                 tiled_kernels)
+from perfmodel.cli import main
+from perfmodel.errors import UserError
+from perfmodel.measure import build, sass
+from perfmodel.model import smem_banks
+from perfmodel.model.predict import predict
+
+needs_sass = pytest.mark.skipif(not sass.available("9.0"), reason="no sm_90 toolchain or nvdisasm here")
+
+# Seed 004's table (its kernel at M = N = K = 4096 on a V100, double buffering on; the figures are not
+# here): columns bm, bk, bn, rm, rn as the write-up gives them. Its kernel keeps each thread's tile
+# contiguous (THREAD_SIZE_Y * ty), stores A transposed, loads and reads float4, double-buffers.
+SEED_004_ROWS = [(64, 16, 64, 4, 4), (64, 32, 64, 4, 4), (64, 4, 64, 8, 8), (64, 8, 64, 8, 8), (64, 16, 64, 8, 8),
+                 (64, 32, 64, 8, 8), (128, 16, 128, 8, 8), (128, 8, 128, 8, 8)]
+
+
+def seed_004_command(bm, bk, bn, rm, rn) -> list[str]:
+    return ["predict", "--device", "v100", "--kernel", "double_buffer", "--bm", str(bm), "--bn", str(bn), "--bk", str(bk),
+            "--tm", str(rm), "--tn", str(rn), "--thread-tile", "contiguous", "--estimate", "--json"]
+
+
+@pytest.mark.parametrize("row", SEED_004_ROWS)
+def test_every_row_of_seed_004s_table_predicts_with_its_kernel(row, capsys):
+    assert main(seed_004_command(*row)) == 0
+    p = json.loads(capsys.readouterr().out)
+    bm, bk, bn, rm, rn = row
+    assert p["config"] == dict(bm=bm, bn=bn, bk=bk, tm=rm, tn=rn, thread_tile="contiguous")
+    cfg = KernelConfig.make("double_buffer", **p["config"])
+    # the kernel it describes: contiguous thread tile, A transposed, float4 loads and reads, two buffers
+    assert (cfg.quadrants, cfg.transposed_a, cfg.gmem_vector, cfg.smem_read_vector, cfg.buffers) == (False, True, 4, 4, 2)
+    assert p["occupancy"]["blocks_per_sm"] >= 1 and p["gflops"] > 0
+
+
+def test_the_quadrant_kernel_still_refuses_seed_004s_4x4_rows():
+    with pytest.raises(UserError, match="tn=4 is not a multiple of 8"):
+        KernelConfig.make("double_buffer", bm=64, bn=64, bk=16, tm=4, tn=4)
+
+
+def test_manifest_defaults_are_the_structural_facts():
+    """The facts the manifest states for each kernel are those of its default choices."""
+    for k, s in kernel_specs().items():
+        c = KernelConfig.make(k)
+        assert (c.gmem_vector, c.smem_read_vector, c.transposed_a, c.quadrants, c.buffers, c.barriers_per_tile) == \
+               (s.gmem_vector, s.smem_read_vector, s.a_transposed, s.quadrants, s.buffers, s.barriers_per_tile), k
+        assert c.changed_choices() == {} and set(c.params()) == set(s.params)
+        for name, values in s.choices.items():
+            assert set(values) <= set(CHOICES[name]) and s.defaults[name] in values, (k, name)
+
+
+def test_defaults_keep_their_labels_and_defines():
+    """A default configuration's parameters, label and -D options are what they were before choices
+    (recorded runs, caches and archived binaries are keyed by them)."""
+    c = KernelConfig.make("double_buffer")
+    assert c.label() == "double_buffer(bm=128,bn=128,bk=8,tm=8,tn=8)"
+    assert build.defines(c) == ["-DBM=128", "-DBN=128", "-DBK=8", "-DTM=8", "-DTN=8"]
+    v = KernelConfig.make("double_buffer", thread_tile="contiguous", b_layout="padded", frag_width=1)
+    assert v.label() == "double_buffer(bm=128,bn=128,bk=8,tm=8,tn=8,thread_tile=contiguous,frag_width=1,b_layout=padded,b_pad=4)"
+    assert build.defines(v)[5:] == ["-DTHREAD_TILE=0", "-DFRAG_WIDTH=1", "-DB_LAYOUT=1", "-DB_PAD=4"]
+    assert KernelConfig.make("double_buffer", **v.params()) == v
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--kernel", "tiled_2d", "--thread-tile", "contiguous"], "kernel tiled_2d takes no parameter thread_tile"),
+    (["--kernel", "tiled_2d_float4", "--b-layout", "permuted"], "frag_width=4 needs b_layout plain or padded"),
+    (["--kernel", "tiled_2d_float4", "--a-transposed", "no"], "frag_width=4 needs a_transposed=yes"),
+    (["--kernel", "double_buffer", "--b-pad", "4"], "b_pad goes with b_layout=padded"),
+    (["--kernel", "double_buffer", "--b-layout", "padded", "--b-pad", "1"], "bn+b_pad=129 is not a multiple of 4"),
+    (["--kernel", "double_buffer", "--b-layout", "padded", "--b-pad", "33"], "33 is above 32"),
+    (["--kernel", "double_buffer", "--load-width", "2"], "invalid choice: 2"),
+    (["--kernel", "double_buffer", "--thread-tile", "strided"], "invalid choice: 'strided'"),
+    (["--kernel", "tiled_1d", "--load-width", "4"], "not a multiple of vector width*threads=4*512"),
+    (["--kernel", "warp_tiled", "--b-layout", "padded"], "kernel warp_tiled takes no parameter b_layout"),
+])
+def test_bad_choices_are_one_line_and_exit_2(argv, message, capsys):
+    assert main(["predict", "--device", "h100-sxm", "--estimate", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_representative_names_each_combination_once():
+    """steps 6-8 compile one body: each combination of choices is enumerated under one kernel id, the one
+    whose defaults it changes least (a tie goes to the later step)."""
+    family = [k for k, s in kernel_specs().items() if s.same_code == "outer_f4"]
+    assert family == ["tiled_2d_float4", "bank_conflict_free", "double_buffer"]
+    seen = {}
+    for k in family:
+        for c in choice_combos(get_kernel(k)):
+            key = tuple(sorted(c.items()))
+            assert key not in seen, (key, k, seen.get(key))
+            seen[key] = k
+    assert representative(get_kernel("tiled_2d_float4"), dict(get_kernel("double_buffer").defaults)) == "double_buffer"
+    seed004 = {**get_kernel("double_buffer").defaults, "thread_tile": "contiguous"}
+    assert representative(get_kernel("tiled_2d_float4"), seed004) == "double_buffer"
+
+
+def test_sweep_space_widens_with_the_choices():
+    dev = load_device("h100-sxm")
+    plain, _, n_plain = enumerate_configs(dev, ("double_buffer", "warp_tiled"), choices=False)
+    wide, why, n_wide = enumerate_configs(dev, ("double_buffer", "warp_tiled"), choices=True)
+    assert all(not c.changed_choices() for c in plain)
+    assert set(plain) < set(wide) and n_wide > n_plain
+    assert {c.thread_tile for c in wide if c.kernel == "double_buffer"} == {"contiguous", "quadrants"}
+    assert {c.load_width for c in wide if c.kernel == "warp_tiled"} == {1, 4}
+    assert why["frag_width"] > 0  # the choice constraints prune too
+
+
+def test_sweep_command_shows_the_choices(capsys):
+    assert main(["sweep", "--device", "h100-sxm", "--kernel", "double_buffer", "--sass", "0", "--top", "3", "--json"]) == 0
+    top = json.loads(capsys.readouterr().out)["top"]
+    assert all("choices" in r for r in top)
+    for r in top:
+        choices = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r["choices"].split(",") if kv)}
+        cfg = KernelConfig.make("double_buffer", **{k: r[k] for k in ("bm", "bn", "bk", "tm", "tn")}, **choices)
+        assert cfg.violations() == [] and cfg.changed_choices() == choices
+
+
+def test_the_choices_change_the_model_where_they_should():
+    """Hand-derived: (1) float4 loads of a 128x128x8 tile over 256 threads are one LDG per operand per
+    thread, scalar loads four; (2) double buffering halves the barriers and doubles shared memory; (3) a
+    permuted B is read one float at a time: 8 scalar LDS per thread per k step instead of 2 LDS.128,
+    and conflict-free; (4) padding B by 4 floats adds bk*4 floats per buffer."""
+    dev = load_device("h100-sxm")
+    base = KernelConfig.make("tiled_2d_float4")
+    scalar = KernelConfig.make("tiled_2d_float4", load_width=1)
+    pb, ps = predict(dev, base, 4096, build=None), predict(dev, scalar, 4096, build=None)
+    assert pb.issue.per_block_per_tile["ldg"] * 4 == ps.issue.per_block_per_tile["ldg"] == 8 * 8
+    db = KernelConfig.make("tiled_2d_float4", double_buffer="on")
+    assert (db.barriers_per_tile, db.buffers, db.smem_bytes) == (1, 2, 2 * base.smem_bytes)
+    perm = KernelConfig.make("tiled_2d_float4", frag_width=1, b_layout="permuted")
+    reads = smem_banks._inner_loop_reads(perm, 0, 0)
+    b_reads = [(a, w) for a, w in reads if w == 1]
+    assert len(b_reads) == 8 and all(smem_banks.wavefronts(a, 1) == 1 for a, _ in b_reads)
+    pad = KernelConfig.make("tiled_2d_float4", b_layout="padded")
+    assert pad.smem_bytes - base.smem_bytes == 8 * 4 * 4
+
+
+# configurations whose shared-memory instructions the model must count as nvcc issues them
+SASS_CASES = [
+    ("double_buffer", dict(thread_tile="contiguous")), ("double_buffer", dict(thread_tile="contiguous", bm=64, bn=64, bk=4)),
+    ("tiled_2d_float4", dict(frag_width=1)), ("tiled_2d_float4", dict(frag_width=1, b_layout="permuted")),
+    ("tiled_2d_float4", dict(frag_width=1, a_transposed="no")), ("tiled_2d_float4", dict(load_width=1)),
+    ("tiled_2d_float4", dict(b_layout="padded")), ("bank_conflict_free", dict(frag_width=1, tm=4, bm=64, bk=16)),
+    ("double_buffer", dict(a_transposed="no", frag_width=1)), ("warp_tiled", dict(frag_width=1)), ("warp_tiled", dict(load_width=1)),
+    ("tiled_2d", dict(load_width=4)), ("tiled_1d", dict(load_width=4, bk=32)), ("tiled_2d", dict(tn=2, bn=64, bm=64, tm=4)),
+]
+
+
+@needs_sass
+@pytest.mark.parametrize("kernel, kw", SASS_CASES, ids=[f"{k}-{'-'.join(f'{a}={b}' for a, b in kw.items())}" for k, kw in SASS_CASES])
+def test_shared_memory_instructions_match_the_binary(kernel, kw):
+    """The model's LDS and STS per warp per k-tile, by width (smem_banks: the kernels' address maps and
+    nvcc's merging of contiguous aligned scalar reads), equal those in the binary's k-tile loop."""
+    cfg = KernelConfig.make(kernel, **kw)
+    prog = sass.sass_facts(cfg, "9.0")["loop_program"]
+    got: dict = {}
+    for cl, w in zip(prog["cls"], prog["wide"]):
+        if cl in "ST":
+            got[(cl, w)] = got.get((cl, w), 0) + 1
+    want: dict = {}
+    for _, w, weight, store in smem_banks._accesses(cfg):
+        key = ("T" if store else "S", w)
+        want[key] = want.get(key, 0) + weight / (cfg.threads // 32)
+    assert {k: round(v, 6) for k, v in want.items()} == got
+
+
+@needs_sass
+def test_default_builds_of_the_float4_steps_compile_from_one_body():
+    """tiled_2d_float4 with quadrants and double buffering is double_buffer's binary (kernels/outer_f4.cuh)."""
+    a = KernelConfig.make("tiled_2d_float4", thread_tile="quadrants", double_buffer="on")
+    b = KernelConfig.make("double_buffer")
+    dis = sass.find_nvdisasm()
+    text = [subprocess.run([dis, "-c", str(build.compile_cubin(c, "9.0"))], capture_output=True, text=True).stdout for c in (a, b)]
+    strip = lambda s: [ln.split(";")[0].split("*/")[-1].strip() for ln in s.splitlines() if ln.strip().startswith("/*")]  # noqa: E731
+    assert strip(text[0]) == strip(text[1])
+
+
+def test_every_tiled_kernel_with_choices_has_them_on_the_command_line(capsys):
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    out = capsys.readouterr().out
+    for k in tiled_kernels():
+        for name in get_kernel(k).choices:
+            assert "--" + name.replace("_", "-") in out
