@@ -197,7 +197,8 @@ class RunFacts:
         local_tile = None
         if m.spill_bytes and m.local_tile_bytes is not None:
             local_tile = m.local_tile_bytes  # recorded with the binary that ran
-        elif m.spill_bytes and self.same_sources:  # today's build is that binary: its loop (archived or built here)
+        elif m.spill_bytes and (program is not None or self.same_sources):
+            # the loop of the binary that ran: archived under the run's sources, else today's same-source build
             counts = sass.program_loop_counts(program) if program is not None else self._today(cfg)
             local_tile = sass.local_bytes_per_tile(counts, cfg)
         return BuildFacts(registers=m.registers, registers_source="binary that ran" if m.registers else ESTIMATE,
