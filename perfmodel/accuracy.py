@@ -3,6 +3,7 @@ model's top-1 to the measured best; pooled over all points. No GPU, no compiler:
 from its raw.json, the facts it recorded and the loop-program archives beside it."""
 from __future__ import annotations
 
+import json
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -13,7 +14,8 @@ from typing import Optional
 
 import numpy as np
 
-from .analysis import load_run, run_device, run_facts, run_figures, rows
+from .analysis import choice_errors, load_run, run_device, run_facts, run_figures, rows
+from .catalogue import KernelConfig
 from .errors import UserError
 from .model.figures import Figures
 from .model.uncertainty import coverage, spread_table
@@ -56,6 +58,7 @@ class RunScore:
     class_errors_pct: dict = field(default_factory=dict)  # a shape run's errors by corpus class (hold-out left out)
     bounds: list = field(default_factory=list)  # per point, as errors_pct
     intervals: list = field(default_factory=list)  # per point: (measured, predicted, q05, q25, q75, q95) GFLOPS
+    kernel_points: list = field(default_factory=list)  # per kernel point: {kernel, config (JSON), error_pct} (the choice tables)
 
 
 def _spearman(a, b) -> Optional[float]:
@@ -86,6 +89,8 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                     class_errors_pct={c: [float(r["error_pct"]) for r in pts if r.get("shape_class") == c]
                                       for c in SHAPE_CLASSES if any(r.get("shape_class") == c for r in pts)},
                     bounds=[r["bound"] for r in pts],
+                    kernel_points=[dict(kernel=r["kernel"], config=r["config"], error_pct=float(r["error_pct"])) for r in pts
+                                   if r["kernel"] != "cublas"],
                     intervals=[tuple(float(r[k]) for k in ("measured_gflops", "predicted_gflops", "q05_gflops", "q25_gflops",
                                                            "q75_gflops", "q95_gflops")) for r in pts if "q05_gflops" in r])
 
@@ -141,11 +146,17 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
     if by_class:  # shape runs: pooled per corpus class, in the corpus's order
         overall["by_class"] = {c: dict(points=len(by_class[c]), mape_pct=float(np.mean(np.abs(by_class[c]))),
                                        bias_pct=float(np.mean(by_class[c]))) for c in SHAPE_CLASSES if c in by_class}
+    kp = [r for s in out for r in s.kernel_points]
+    by_choice = choice_errors(kp)
+    if by_choice:  # runs that measured design choices: the error per choice value, and over the changed points
+        overall["by_choice"] = by_choice
+        ch = [r["error_pct"] for r in kp if KernelConfig.make(r["kernel"], **json.loads(r["config"])).changed_choices()]
+        overall["changed_choices"] = dict(points=len(ch), mape_pct=float(np.mean(np.abs(ch))), bias_pct=float(np.mean(ch)))
     return out, overall
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:
-    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "intervals")}
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "intervals", "kernel_points")}
                       for s in scores], overall=overall)
 
 

@@ -47,12 +47,47 @@ class KernelSpec(BaseModel):
     same_code: Optional[str] = None
 
 
+class Described(BaseModel):
+    """A kernel of one of the write-ups the ladder follows, as parameters and design choices (manifest `described`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    post: str  # its tag in docs/references.md
+    version: str
+    kernel: str
+    args: dict[str, int | str]
+
+    def command(self, device: str = "DEVICE") -> str:
+        """The `perfmodel predict` command line that describes it."""
+        opts = "".join(f" --{k.replace('_', '-')} {v}" for k, v in self.args.items())
+        return f"perfmodel predict --device {device} --kernel {self.kernel}{opts}"
+
+
+@lru_cache(maxsize=None)
+def _manifest() -> dict:
+    return tomllib.loads((data_dir("kernels") / "manifest.toml").read_text())
+
+
 @lru_cache(maxsize=None)
 def kernel_specs() -> dict[str, KernelSpec]:
     """All kernel ids in ladder order."""
-    raw = tomllib.loads((data_dir("kernels") / "manifest.toml").read_text())
-    specs = [KernelSpec(id=k, **v) for k, v in raw["kernels"].items()]
+    specs = [KernelSpec(id=k, **v) for k, v in _manifest()["kernels"].items()]
     return {s.id: s for s in sorted(specs, key=lambda s: s.step)}
+
+
+def described() -> list[Described]:
+    """The write-ups' kernels as configurations (kernels/manifest.toml `described`)."""
+    return [Described(**d) for d in _manifest().get("described", [])]
+
+
+def ladder_help() -> str:
+    """For `perfmodel predict --help`: each ladder step's kernel id and the command line of each
+    write-up's kernel (the posts by their tags; titles and URLs in docs/references.md)."""
+    L = ["the ladder (kernels/manifest.toml; --kernel ID with its defaults):"]
+    L += [f"  step {s.step}: {s.id:19} {s.title}" for s in kernel_specs().values()]
+    L += ["", "the write-ups' kernels (docs/references.md names each post; docs/kernels.md explains the options):"]
+    for d in described():
+        L += [f"  [{d.post}] {d.version}:", f"    {d.command()}"]
+    return "\n".join(L)
 
 
 def kernel_ids() -> list[str]:

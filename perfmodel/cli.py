@@ -12,7 +12,7 @@ import traceback
 from typing import Optional, Sequence
 
 from .commands import accuracy, choose, devices, measure, predict, report, sweep
-from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES
+from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, ladder_help
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
 
@@ -148,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="perfmodel", description="Predict, explain and measure CUDA SGEMM kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("predict", help="predict one kernel configuration and explain the bound")
+    p = sub.add_parser("predict", help="predict one kernel configuration and explain the bound", epilog=ladder_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", required=True, help="shipped device name or path to a device .toml")
     p.add_argument("--kernel", default="double_buffer", help="kernel id (default double_buffer)")
     _add_tile(p)

@@ -63,6 +63,15 @@ def run(a) -> int:
         for c, v in o["by_class"].items():
             print(f"| {c} | {v['points']} | {v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |")
         print()
+    if o.get("by_choice"):
+        c = o["changed_choices"]
+        print(f"by design choice (every point of a kernel with choices, once per choice; the {c['points']} points that change "
+              f"a choice from their kernel's defaults: MAPE {c['mape_pct']:.1f} %, bias {c['bias_pct']:+.1f} %):\n")
+        print("| choice | value | points | MAPE | bias |")
+        print("|---|---|---|---|---|")
+        for d in o["by_choice"]:
+            print(f"| {d['choice']} | {d['value']} | {d['points']} | {d['mape_pct']:.1f} % | {d['bias_pct']:+.1f} % |")
+        print()
     print(f"overall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
           f"{o['points']} points in {o['runs']} run{'s' if o['runs'] != 1 else ''}, {o['figures']} figures"
           + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
