@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from .catalogue import KernelConfig
+from .catalogue import KernelConfig, kernel_specs
 from .devices import DeviceSpec, attach_calibration, datasheet_only, load_device, shipped_devices
 from .errors import UserError, read_json, validation_message
 from .facts import RunFacts
@@ -192,8 +192,9 @@ def choice_errors(scored: list[dict]) -> list[dict]:
     point changed a choice from its kernel's defaults (a run that measured the choices)."""
     groups: dict[tuple, list[float]] = {}
     changed = False
+    specs = kernel_specs()
     for r in scored:
-        if r["kernel"] == "cublas":
+        if r["kernel"] not in specs or not specs[r["kernel"]].choices:
             continue
         cfg = KernelConfig.make(r["kernel"], **json.loads(r["config"]))
         changed |= bool(cfg.changed_choices())

@@ -76,7 +76,7 @@ class Ranking:
 
     @property
     def order(self) -> np.ndarray:
-        return np.argsort(-self.gflops)
+        return np.argsort(-self.gflops, kind="stable")  # ties (a choice the model cannot tell apart) in enumeration order
 
     def batch_of(self, i: int) -> tuple[PredictionBatch, int]:
         """The batch that predicted config i (the refined one where it was re-predicted) and its row there."""
@@ -113,7 +113,7 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
     cc = fig.device.compute_capability
     if top <= 0 or not facts.can_compile(cc):
         return g, set(), None, {}
-    idx = [int(i) for i in np.argsort(-g)[:top]]
+    idx = [int(i) for i in np.argsort(-g, kind="stable")[:top]]
     built = facts.compiled_many([configs[i] for i in idx], cc, progress)
     keep = [(i, b) for i, b in zip(idx, built) if b is not None]
     if not keep:

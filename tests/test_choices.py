@@ -191,3 +191,50 @@ def test_every_tiled_kernel_with_choices_has_them_on_the_command_line(capsys):
     for k in tiled_kernels():
         for name in get_kernel(k).choices:
             assert "--" + name.replace("_", "-") in out
+
+
+VARIANTS_RUN = "20261124-045847-h100-sxm-variants"
+TUNE_RUN = "20261124-050335-h100-sxm-tune"
+
+
+def test_the_recorded_design_choice_runs_replay():
+    """The H100 runs of the design choices, replayed on the CPU with the reference calibration
+    (docs/kernels.md): every choice value measured, every point verified, and the points that change a
+    choice predicted within 1 point of the accuracy set's 7.4 % MAPE that the goal names (7.8 % when
+    recorded; the guard fails on a model change that costs the new points accuracy)."""
+    from pathlib import Path
+
+    from perfmodel.accuracy import score
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    scores, overall = score([results / VARIANTS_RUN, results / TUNE_RUN], results=results, workers=1)
+    assert [s.points for s in scores] == [190, 110]
+    seen = {(d["choice"], d["value"]) for d in overall["by_choice"]}
+    for k in tiled_kernels():
+        for name, values in get_kernel(k).choices.items():
+            assert {(name, str(v)) for v in values} <= seen, name
+    assert overall["changed_choices"]["points"] == 285
+    assert overall["changed_choices"]["mape_pct"] <= 8.4
+
+
+@pytest.mark.parametrize("extra", [["--quick"], ["--shapes", "small"], ["--resume", "results/x"]])
+def test_validate_variants_is_its_own_plan(extra, capsys):
+    assert main(["validate", "--variants", *extra]) == 2
+    assert "--variants is its own plan" in capsys.readouterr().err
+
+
+def test_the_variant_plan_covers_every_choice_once():
+    """validate --variants at default tiles: no default configuration, no combination twice, every value
+    of every choice of every kernel that has it (where the default tiles allow), b_pad 1 and 4."""
+    from perfmodel.measure.validate import variant_configs
+
+    dev = load_device("h100-sxm")
+    fixed, refused = variant_configs(dev)
+    assert all(c.changed_choices() for c in fixed) and len(set(fixed)) == len(fixed)
+    for k in ("tiled_2d", "tiled_2d_float4", "bank_conflict_free", "double_buffer", "warp_tiled"):
+        for name, values in get_kernel(k).choices.items():
+            got = {c.choices()[name] for c in fixed if c.kernel == k or get_kernel(c.kernel).same_code == get_kernel(k).same_code
+                   and get_kernel(k).same_code}
+            assert set(values) <= got | {get_kernel(k).defaults[name]}, (k, name)
+    assert {c.b_pad for c in fixed if c.b_layout == "padded"} == {1, 4}
+    assert any("tiled_1d" in r and "load_width=4" in r for r in refused)  # 512 threads cannot each load a float4 of 512

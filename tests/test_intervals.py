@@ -120,14 +120,15 @@ def test_calibrated_intervals_cover_what_they_claim_on_the_accuracy_set(accuracy
 
 
 def test_datasheet_intervals_on_the_accuracy_set_do_not_regress():
-    """The same points with datasheet figures (no figure measured here): 88.0 % inside the 90 % interval
-    and 37.4 % inside the 50 % with the residual of every recorded run (86.8 % and 39.3 % with the accuracy
-    set's alone); a change may not lose more than a point of either."""
+    """The same points with datasheet figures (no figure measured here): 86.6 % inside the 90 % interval
+    and 36.8 % inside the 50 % with the residual of every recorded run (86.8 % and 39.3 % with the accuracy
+    set's alone; 88.0 % and 37.4 % before tiled_2d's paired reads were counted as LDS.64, which made the
+    measured residual narrower); a change may not lose more than a point of either."""
     results = ROOT / "results"
     runs = [results / n for n in accuracy_set(results)]
     _, overall = score(runs, "datasheet", None, results)
     c = overall["intervals"]
-    assert c["inside_90_pct"] >= 87.0 and c["inside_50_pct"] >= 36.4
+    assert c["inside_90_pct"] >= 85.6 and c["inside_50_pct"] >= 35.8
 
 
 def test_estimated_registers_are_drawn_and_compiled_ones_are_not():

@@ -11,7 +11,7 @@ from perfmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = sorted(p.parent for p in (ROOT / "results").glob("*-h100-sxm*/raw.json")  # square H100 validate runs
-              if not any(x in p.parent.name for x in ("-quick", "-tune", "-shapes")))
+              if not any(x in p.parent.name for x in ("-quick", "-tune", "-shapes", "-variants")))
 CALIB = [p for p in [ROOT / "results" / "reference-calibration-h100-sxm.toml"] if p.exists()]
 
 

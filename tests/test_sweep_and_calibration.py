@@ -8,7 +8,7 @@ from perfmodel import KernelConfig, UserError, load_device, predict
 from perfmodel.catalogue import ParamProbe, get_kernel
 from perfmodel.cli import main
 from perfmodel.devices import attach_calibration
-from perfmodel.catalogue import VALUES, enumerate_configs, tiled_kernels
+from perfmodel.catalogue import VALUES, choice_combos, enumerate_configs, get_kernel, tiled_kernels
 from perfmodel.model.figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,8 +32,12 @@ def test_probe_and_config_agree_on_every_check():
 
 def test_enumeration_counts_add_up():
     dev = load_device("rtx2070s")
-    valid, why, total = enumerate_configs(dev, ("double_buffer",))
+    valid, why, total = enumerate_configs(dev, ("double_buffer",), choices=False)
     assert len(valid) + sum(why.values()) == total == 5 ** 5
+    assert all(not c.violations() and not c.device_violations(dev) for c in valid)
+    # with its design choices: each tile combination once per combination double_buffer names (catalogue.choice_combos)
+    valid, why, total = enumerate_configs(dev, ("double_buffer",))
+    assert len(valid) + sum(why.values()) == total == 5 ** 5 * len(choice_combos(get_kernel("double_buffer")))
     assert all(not c.violations() and not c.device_violations(dev) for c in valid)
 
 

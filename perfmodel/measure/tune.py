@@ -23,7 +23,7 @@ def measure_sweep(device, configs, gflops, M, N, K, top_k: int, sample: int = SA
                   chosen: list | None = None, kind: str = "") -> int:
     """Measure the model's top K and a random sample of the rest; or, with `chosen`, exactly those configs
     (sweep --measure-overlap: the ones whose interval overlaps the first's), no sample."""
-    order = list(np.argsort(-np.asarray(gflops)))
+    order = list(np.argsort(-np.asarray(gflops), kind="stable"))
     rank = {int(i): r for r, i in enumerate(order, 1)}
     top = [int(i) for i in order[:top_k]] if chosen is None else [int(i) for i in chosen]
     rest = [int(i) for i in order[top_k:]] if chosen is None else []
