@@ -238,3 +238,20 @@ def test_the_variant_plan_covers_every_choice_once():
             assert set(values) <= got | {get_kernel(k).defaults[name]}, (k, name)
     assert {c.b_pad for c in fixed if c.b_layout == "padded"} == {1, 4}
     assert any("tiled_1d" in r and "load_width=4" in r for r in refused)  # 512 threads cannot each load a float4 of 512
+
+
+def test_validate_plans_are_what_they_were():
+    """The design choices leave `validate --seed N`'s random sample as it was (each kernel with its own
+    choices): seed 10's plan is the one its recorded run measured; `--variants`'s sample is the one its
+    run measured."""
+    from pathlib import Path
+
+    from perfmodel.analysis import load_run
+    from perfmodel.measure.validate import sweep_sample, variant_sample
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    dev = load_device("h100-sxm")
+    for run, group, sample in (("20261122-153912-h100-sxm-seed10", "sweep", lambda: sweep_sample(dev, seed=10)),
+                               (VARIANTS_RUN, "variant-random", lambda: variant_sample(dev, seed=0))):
+        rec = [(m.kernel, m.config) for m in load_run(results / run).measurements if m.group == group]
+        assert [(c.kernel, c.params()) for c in sample()] == rec, run

@@ -39,12 +39,17 @@ SWEEP_TOTAL = 104
 def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[KernelConfig]:
     """A fixed random sample of valid tiled configs, stratified by kernel (equal shares; a kernel with
     fewer valid configs gives all it has and the rest is shared out), defaults excluded."""
-    rng = random.Random(seed)
     pools = {}
     for k in tiled_kernels():
-        valid, _, _ = enumerate_configs(device, (k,))
+        valid, _, _ = enumerate_configs(device, (k,), choices=False)  # each kernel with its own choices
         default = KernelConfig.make(k)
         pools[k] = [c for c in valid if c != default]
+    return _stratified(pools, total, random.Random(seed))
+
+
+def _stratified(pools: dict, total: int, rng: random.Random) -> list[KernelConfig]:
+    """`total` configurations drawn from the pools (one per kernel) in equal shares; a pool with fewer
+    gives all it has and the rest is shared out among the larger ones."""
     out, left = [], total
     for i, k in enumerate(sorted(pools, key=lambda k: len(pools[k]))):
         share = min(len(pools[k]), left // (len(pools) - i))
@@ -89,18 +94,12 @@ def variant_configs(device) -> tuple[list[KernelConfig], list[str]]:
 def variant_sample(device, n: int = VARIANT_RANDOM, seed: int = 0) -> list[KernelConfig]:
     """n random valid configurations over tiles and design choices, each changing at least one choice,
     stratified by kernel like sweep_sample."""
-    rng = random.Random(seed)
     pools = {}
     for k in tiled_kernels():
         if get_kernel(k).choices:
             valid, _, _ = enumerate_configs(device, (k,), choices=True)
             pools[k] = [c for c in valid if c.changed_choices()]
-    out, left = [], n
-    for i, k in enumerate(sorted(pools, key=lambda k: len(pools[k]))):
-        share = min(len(pools[k]), left // (len(pools) - i))
-        out += rng.sample(pools[k], share)
-        left -= share
-    return out
+    return _stratified(pools, n, random.Random(seed))
 
 
 def variant_plan(device, seed: int = 0):
