@@ -1,0 +1,80 @@
+"""Hardware counters (Nsight Compute) of design-choice variants at 4096: shared-memory instructions,
+wavefronts and bank conflicts, and the warp stall reasons per issued instruction, for configurations
+given as `kernel:key=value,...` (GPU machine; writes the raw CSV and a JSON summary under OUT).
+
+    python3 benchmarks/ncu_choices.py OUT double_buffer: double_buffer:a_transposed=no,frag_width=1 ...
+The child mode (`--child`) launches each configuration once; ncu profiles it."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+METRICS = ",".join([
+    "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio",
+    "smsp__inst_executed.sum", "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "sm__cycles_elapsed.avg", "gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+])
+
+
+def parse(spec: str):
+    from perfmodel.catalogue import KernelConfig
+
+    kernel, _, rest = spec.partition(":")
+    kw = {}
+    for kv in filter(None, rest.split(",")):
+        k, v = kv.split("=")
+        kw[k] = int(v) if v.isdigit() else v
+    return KernelConfig.make(kernel, **kw)
+
+
+def child(size: int, specs: list[str]) -> None:
+    from perfmodel.measure.gpu import Gpu, Problem
+
+    gpu = Gpu()
+    prob = Problem(gpu, size, size, size)
+    for s in specs:
+        cfg = parse(s)
+        fn = gpu.function(cfg)
+        print(f"kernel {cfg.label()}", flush=True)
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, size, size, size)()
+        gpu.sync()
+
+
+def main(out: Path, specs: list[str], size: int = 4096) -> int:
+    from perfmodel.measure.ncu import parse_ncu
+
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", METRICS,
+           "--csv", "--page", "raw", sys.executable, __file__, "--child", str(size), *specs]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ncu_choices_raw.csv").write_text(r.stdout)
+    if r.returncode != 0:
+        print(r.stderr[-2000:])
+        return 1
+    summary = parse_ncu(r.stdout)
+    (out / "ncu_choices.json").write_text(json.dumps(dict(size=size, kernels=summary), indent=1))
+    for name, v in summary.items():
+        stalls = sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
+                        key=lambda t: -t[1])[:5]
+        print(f"{name}\n  inst {v.get('smsp__inst_executed.sum', 0):.3g} lds {v.get('smsp__inst_executed_op_shared_ld.sum', 0):.3g} "
+              f"ldsWF {v.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum', 0):.3g} "
+              f"ldsBC {v.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum', 0):.3g} "
+              f"sts {v.get('smsp__inst_executed_op_shared_st.sum', 0):.3g} stsWF {v.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum', 0):.3g} "
+              f"stsBC {v.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum', 0):.3g} "
+              f"us {v.get('gpu__time_duration.sum', 0) / 1e3:.0f} issue% {v.get('smsp__issue_active.avg.pct_of_peak_sustained_active', 0):.1f} "
+              f"fma% {v.get('sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active', 0):.1f}\n  stalls " +
+              " ".join(f"{k}={x:.2f}" for k, x in stalls))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--child":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        child(int(sys.argv[2]), sys.argv[3:])
+    else:
+        sys.exit(main(Path(sys.argv[1]), sys.argv[2:]))

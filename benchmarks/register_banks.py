@@ -1,0 +1,46 @@
+"""Static register-bank counts of a binary's k-tile loop (CPU; nvcc or the compiler wheels, nvdisasm):
+per configuration, the FFMAs whose source registers that the operand reuse cache does not serve share
+a bank (register number mod BANKS), for 2 and 4 banks; beside them, where a results file of
+benchmarks/ncu_choices.py is given, ncu's dispatch stalls per issued instruction and the time.
+
+    PYTHONPATH=. python3 benchmarks/register_banks.py [NCU_JSON] SPEC ...   (SPEC as in ncu_choices.py)"""
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from perfmodel.measure import build, sass
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ncu_choices import parse  # noqa: E402
+
+
+def ffma_bank_pairs(cfg, banks: int, cc: str = "9.0") -> tuple[int, int]:
+    """(FFMAs in the loop, FFMAs with two or more non-reused source registers in one bank)."""
+    text = subprocess.run([sass.find_nvdisasm(), str(build.compile_cubin(cfg, cc))], capture_output=True, text=True).stdout
+    n = shared = 0
+    for line in sass.loop_lines(text) or []:
+        m = sass._INSTRUCTION.search(line)
+        if not m or not m.group(2).startswith("FFMA"):
+            continue
+        n += 1
+        ops = [p.strip() for p in m.group(3).split(",")][1:]
+        regs = [int(re.match(r"R(\d+)", p).group(1)) for p in ops if re.match(r"R\d", p) and ".reuse" not in p]
+        shared += max(Counter(r % banks for r in regs).values(), default=0) >= 2
+    return n, shared
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    ncu = json.loads(Path(args.pop(0)).read_text())["kernels"] if args and args[0].endswith(".json") else {}
+    print(f"{'configuration':80} {'FFMA':>5} {'2 banks':>8} {'4 banks':>8} {'dispatch':>9} {'time us':>8}")
+    for spec in args:
+        cfg = parse(spec)
+        n, b2 = ffma_bank_pairs(cfg, 2)
+        _, b4 = ffma_bank_pairs(cfg, 4)
+        v = ncu.get(cfg.label(), {})
+        d = v.get("smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
+        t = v.get("gpu__time_duration.sum")
+        print(f"{cfg.label():80} {n:5d} {b2:8d} {b4:8d} {'' if d is None else f'{d:.2f}':>9} {'' if t is None else f'{t / 1e3:.0f}':>8}")
