@@ -3,7 +3,10 @@ per configuration, the FFMAs whose source registers that the operand reuse cache
 a bank (register number mod BANKS), for 2 and 4 banks; beside them, where a results file of
 benchmarks/ncu_choices.py is given, ncu's dispatch stalls per issued instruction and the time.
 
-    PYTHONPATH=. python3 benchmarks/register_banks.py [NCU_JSON] SPEC ...   (SPEC as in ncu_choices.py)"""
+    PYTHONPATH=. python3 benchmarks/register_banks.py [NCU_JSON] SPEC ...   (SPEC as in ncu_choices.py)
+    PYTHONPATH=. python3 benchmarks/register_banks.py --runs RUN ...
+With --runs: over the recorded runs' tiled points (reference calibration), the correlation of the
+model's error with the share of loop instructions that are such FFMAs (4 banks), per bound."""
 import json
 import re
 import subprocess
@@ -32,8 +35,35 @@ def ffma_bank_pairs(cfg, banks: int, cc: str = "9.0") -> tuple[int, int]:
     return n, shared
 
 
+def against_runs(runs: list[str]) -> None:
+    import numpy as np
+
+    from perfmodel.accuracy import figures_for
+    from perfmodel.analysis import load_run, rows, run_facts
+    from perfmodel.catalogue import KernelConfig
+
+    pts = []
+    for rd in runs:
+        run = load_run(rd)
+        for r in rows(run, figures_for(Path(rd), "measured", None, Path("results")), run_facts(run, rd)):
+            if r.get("error_pct") is None or r["kernel"] in ("cublas", "naive", "coalesced", "smem_tiled"):
+                continue
+            cfg = KernelConfig.make(r["kernel"], **json.loads(r["config"]))
+            prog = sass.sass_facts(cfg, "9.0")["loop_program"]
+            n, b4 = ffma_bank_pairs(cfg, 4)
+            pts.append((r["bound"], r["error_pct"], b4 / len(prog["cls"])))
+    for bound in sorted({p[0] for p in pts}):
+        sel = [p for p in pts if p[0] == bound]
+        if len(sel) >= 10:
+            e, f = np.array([p[1] for p in sel]), np.array([p[2] for p in sel])
+            print(f"{bound:8} {len(sel):4d} points: correlation of the error with the bank-sharing FFMA share {np.corrcoef(e, f)[0, 1]:+.2f}")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "--runs":
+        against_runs(args[1:])
+        sys.exit(0)
     ncu = json.loads(Path(args.pop(0)).read_text())["kernels"] if args and args[0].endswith(".json") else {}
     print(f"{'configuration':80} {'FFMA':>5} {'2 banks':>8} {'4 banks':>8} {'dispatch':>9} {'time us':>8}")
     for spec in args:
