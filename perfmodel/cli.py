@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "microbenchmarks only, no figure this project measured on any GPU")
     s.add_argument("--sass", type=count_int, default=20, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
-                        "and the simulated k-tile loop (default 20; 0: closed form only)")
+                        "and the simulated k-tile loop; with the design choices also its top N with each kernel's own "
+                        "choices (default 20; 0: closed form only)")
 
     ch = sub.add_parser("choose", help="the model's pick over every kernel of the catalogue, its runner-ups and why they lose")
     ch.add_argument("--device", required=True, help="shipped device name or path to a device .toml")

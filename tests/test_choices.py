@@ -255,3 +255,20 @@ def test_validate_plans_are_what_they_were():
                                (VARIANTS_RUN, "variant-random", lambda: variant_sample(dev, seed=0))):
         rec = [(m.kernel, m.config) for m in load_run(results / run).measurements if m.group == group]
         assert [(c.kernel, c.params()) for c in sample()] == rec, run
+
+
+def test_the_refined_set_holds_the_defaults_top_too():
+    """sweep.refine_set: with design choices in the ranking, the closed form's top N and its top N of
+    configurations with their kernels' own choices are both re-predicted from their binaries."""
+    import numpy as np
+
+    from perfmodel.sweep import refine_set
+
+    dev = load_device("h100-sxm")
+    configs, _, _ = enumerate_configs(dev, ("double_buffer",))
+    g = np.array([2.0 if c.changed_choices() else 1.0 for c in configs]) + np.arange(len(configs)) * 1e-9
+    idx = refine_set(configs, g, 5)
+    assert len(idx) == 10 and len(set(idx)) == 10
+    assert sum(not configs[i].changed_choices() for i in idx) == 5
+    plain, _, _ = enumerate_configs(dev, ("double_buffer",), choices=False)
+    assert refine_set(plain, np.arange(len(plain), dtype=float), 5) == list(range(len(plain) - 1, len(plain) - 6, -1))
