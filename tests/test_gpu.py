@@ -39,6 +39,37 @@ def test_kernel_correct_on_odd_sizes(gpu, kernel, M, N, K):
     assert fn.local_size_bytes == 0, "register spills"
 
 
+@pytest.fixture(scope="module")
+def variant_cubins(gpu, device):
+    """Every design-choice combination at default tiles (validate --variants' plan) and, for the kernels
+    whose default tiles refuse float4 loads, a valid float4 configuration; compiled in parallel."""
+    from perfmodel.measure.gpu import compile_all
+    from perfmodel.measure.validate import variant_configs
+
+    cfgs, _ = variant_configs(device)
+    cfgs += [KernelConfig.make("tiled_1d", bk=32, load_width=4), KernelConfig.make("warp_tiled", load_width=1, frag_width=1, bk=8)]
+    return [(c, cub) for c, cub in zip(cfgs, compile_all(gpu, {c.label(): c for c in cfgs}).values())]
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 1, 1), (129, 257, 67), (100, 36, 513)])
+def test_design_choices_correct_on_odd_sizes(gpu, variant_cubins, M, N, K):
+    """Every design choice through the guarded edge body (odd sizes) and, at 129 x 257, interior blocks too."""
+    from perfmodel.measure.gpu import Problem
+
+    prob = Problem(gpu, M, N, K, seed=5)
+    wrong = []
+    for cfg, cub in variant_cubins:
+        assert cub is not None, f"{cfg.label()} did not compile"
+        fn = gpu.function(cfg, cub)
+        prob.poison()
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+        gpu.sync()
+        ok, err, how = prob.verify()
+        if not ok:
+            wrong.append(f"{cfg.label()}: {how}")
+    assert not wrong, f"{len(wrong)} of {len(variant_cubins)} wrong at {M}x{N}x{K}: " + "; ".join(wrong[:5])
+
+
 def test_verification_rejects_wrong_results(gpu):
     from perfmodel.measure.gpu import Problem
 
