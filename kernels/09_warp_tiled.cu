@@ -1,6 +1,6 @@
 // Step 9: explicit warp tiles. Threads = (BM/WM)*(BN/WN)*32; each warp computes WMxWN of C as
 // WMITER x WNITER sub-tiles of (WM/WMITER)x(WN/WNITER); each thread TMxTN per sub-tile.
-// Layout after siboehm/SGEMM_CUDA kernel 10 (STYLE.md). LOAD_WIDTH and FRAG_WIDTH as in tile_f4.cuh
+// Layout after [siboehm] kernel 10 (docs/references.md). LOAD_WIDTH and FRAG_WIDTH as in tile_f4.cuh
 // (A transposed, B plain).
 #define NT ((BM / WM) * (BN / WN) * 32)
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))

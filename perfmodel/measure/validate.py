@@ -59,35 +59,27 @@ def _stratified(pools: dict, total: int, rng: random.Random) -> list[KernelConfi
 
 
 VARIANT_RANDOM = 100
-VARIANT_PADS = (1, 4)  # b_pad values measured at the default tiles (1: one-word shift; 4: float4 rows)
 
 
 def variant_configs(device) -> tuple[list[KernelConfig], list[str]]:
     """Every combination of each kernel's design choices at its default tiles (each combination once:
-    catalogue.choice_combos names it by one kernel id; b_pad 1 and 4 where padded), defaults excluded;
-    and, one line each, the combinations those tiles do not allow, with the reason."""
+    catalogue.choice_combos names it by one kernel id, with b_pad 1 and 4 where padded), defaults
+    excluded; and, one line each, the combinations those tiles do not allow, with the reason."""
     out, refused = [], []
     for k in tiled_kernels():
         spec = get_kernel(k)
         if not spec.choices:
             continue
         tiles = {p: spec.defaults[p] for p in spec.params}
-        seen = set()
         for ch in choice_combos(spec):
-            combos = [{**ch, "b_pad": p} for p in VARIANT_PADS] if ch.get("b_layout") == "padded" else [ch]
-            for c in combos:
-                key = tuple(sorted(c.items()))
-                if key in seen:
-                    continue
-                seen.add(key)
-                cfg = KernelConfig.unchecked(k, **tiles, **c)
-                if not cfg.changed_choices():
-                    continue
-                problems = cfg.violations() or cfg.device_violations(device)
-                if problems:
-                    refused.append(f"{cfg.label()}: {problems[0][1]}")
-                else:
-                    out.append(cfg)
+            cfg = KernelConfig.unchecked(k, **tiles, **ch)
+            if not cfg.changed_choices():
+                continue
+            problems = cfg.violations() or cfg.device_violations(device)
+            if problems:
+                refused.append(f"{cfg.label()}: {problems[0][1]}")
+            else:
+                out.append(cfg)
     return out, refused
 
 
