@@ -3,9 +3,17 @@
 //   DOUBLE_BUFFER 0: load, store, barrier, compute, barrier per k-tile (steps 6, 7)
 //                 1: two shared-memory buffers; the next tile's global loads go to registers before
 //                    the current tile's math and to the other buffer after it, one barrier per tile (step 8)
+//   SPLIT_K       1: block z of gridDim.z computes the k-tiles [z*T, (z+1)*T) of the ceil(K/BK), T = ceil(tiles /
+//                    gridDim.z), into the partial C + z*M*N (step 10; the host picks gridDim.z so that no slice is empty)
 #pragma once
 #ifndef DOUBLE_BUFFER
 #define DOUBLE_BUFFER 0
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 0
+#endif
+#if SPLIT_K && !DOUBLE_BUFFER
+#error "SPLIT_K takes the double-buffered loop"
 #endif
 #define NT (BM * BN / (TM * TN))
 // double buffering asks nvcc for two resident blocks where 128 registers per thread can hold the tile (seed 000 caps at 128)
@@ -20,16 +28,22 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     float acc[TM][TN] = {{0.0f}};
     float ra[TM], rb[TN];
     stage_t ga[LA], gb[LB];
+#if SPLIT_K  // this block's slice of the k-tiles (slices end on tile boundaries: only the last meets K's edge)
+    const int all_tiles = (K + BK - 1) / BK, per_slice = (all_tiles + gridDim.z - 1) / gridDim.z;
+    const int k_first = blockIdx.z * per_slice * BK, k_tiles = min(per_slice, all_tiles - (int)blockIdx.z * per_slice);
+#elif DOUBLE_BUFFER
+    const int k_first = 0, k_tiles = (K + BK - 1) / BK;
+#endif
 #if DOUBLE_BUFFER
-    const int tiles = (K + BK - 1) / BK;
-    load_tile<G>(A, B, ga, gb, row0, col0, 0, M, N, K);
+    const int tiles = k_tiles;
+    load_tile<G>(A, B, ga, gb, row0, col0, k_first, M, N, K);
     store_tile(As, Bs, ga, gb);
     __syncthreads();
     // steady state without branches (seed 000 V3's shape): load tile t, compute tile t-1, store
     // tile t into the other buffer, one barrier; the last tile is computed after the loop
     for (int t = 1; t < tiles; ++t) {
         const int cur = (t - 1) & 1;
-        load_tile<G>(A, B, ga, gb, row0, col0, t * BK, M, N, K);
+        load_tile<G>(A, B, ga, gb, row0, col0, k_first + t * BK, M, N, K);
         compute_tile(As + cur * BK * BM, Bs + cur * BK * BNS, acc, ra, rb, trow, tcol);
         store_tile(As + (cur ^ 1) * BK * BM, Bs + (cur ^ 1) * BK * BNS, ga, gb);
         __syncthreads();
@@ -61,6 +75,9 @@ extern "C" __global__ void LAUNCH_BOUNDS sgemm(const float* __restrict__ A, cons
                                                                    float* __restrict__ C, int M, int N, int K) {
     __shared__ __align__(16) float As[(1 + DOUBLE_BUFFER) * BK * BM];
     __shared__ __align__(16) float Bs[(1 + DOUBLE_BUFFER) * BK * BNS];
+#if SPLIT_K
+    C += (size_t)blockIdx.z * M * N;  // this slice's partial C
+#endif
     if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
     else body_edge(A, B, C, M, N, K, As, Bs);
 }

@@ -13,7 +13,10 @@ from pydantic import BaseModel, ConfigDict
 from .errors import UserError
 from .paths import data_dir
 
-PARAM_NAMES = ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter")
+PARAM_NAMES = ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter", "splits")
+# parameters set at launch, not compiled in (split_k's slices of K: the grid's z dimension)
+LAUNCH_PARAMS = ("splits",)
+SPLITS_MAX = 64
 # design choices (kernels/manifest.toml `choices`): name -> legal values in any kernel; b_pad is padded's width
 CHOICES = {"thread_tile": ("contiguous", "quadrants"), "double_buffer": ("off", "on"), "load_width": (1, 4),
            "a_transposed": ("yes", "no"), "frag_width": (1, 4), "b_layout": ("plain", "padded", "permuted")}
@@ -119,6 +122,7 @@ class KernelConfig(BaseModel):
     wm: Optional[int] = None
     wn: Optional[int] = None
     wn_iter: Optional[int] = None
+    splits: Optional[int] = None  # split_k: slices of K (split_slices)
     # design choices (None where the kernel has no such choice; see CHOICES)
     thread_tile: Optional[Literal["contiguous", "quadrants"]] = None
     double_buffer: Optional[Literal["off", "on"]] = None
@@ -214,6 +218,11 @@ class KernelConfig(BaseModel):
         return (self.wm * self.wn) // (WARP * self.tm * self.tn * self.wn_iter)
 
     @property
+    def k_splits(self) -> int:
+        """Slices of K the parameters ask for (1 but for split_k; the grid's may be fewer: split_slices)."""
+        return self.splits or 1
+
+    @property
     def threads(self) -> int:
         m = self.spec.mapping
         if m in ("naive_rows", "coalesced"):
@@ -281,6 +290,9 @@ class KernelConfig(BaseModel):
                 need(self.wn % (self.wn_iter * self.tn) == 0, "warp_tile",
                      f"wn={self.wn} is not a multiple of wn_iter*tn={self.wn_iter * self.tn}")
         elif s.mapping == "tiled":
+            if "splits" in s.params:
+                need(2 <= self.splits <= SPLITS_MAX, "splits",
+                     f"splits={self.splits} must be 2 to {SPLITS_MAX} (1 slice is double_buffer itself)")
             if self.kernel == "smem_tiled":
                 need(self.bm == self.bn == self.bk, "smem_tiled_square", f"smem_tiled needs bm = bn = bk (got {self.bm}, {self.bn}, {self.bk})")
             need(self.bm % self.tm == 0, "divisibility", f"bm={self.bm} is not a multiple of tm={self.tm}")
@@ -372,6 +384,7 @@ class ParamProbe:
         return self._spec
 
     wm_iter = KernelConfig.wm_iter
+    k_splits = KernelConfig.k_splits
     threads = KernelConfig.threads
     smem_bytes = KernelConfig.smem_bytes
     gmem_vector = KernelConfig.gmem_vector
@@ -398,7 +411,7 @@ class ParamProbe:
 VALUES = {
     "bm": (16, 32, 64, 128, 256), "bn": (16, 32, 64, 128, 256), "bk": (4, 8, 16, 32, 64),
     "tm": (1, 2, 4, 8, 16), "tn": (1, 2, 4, 8, 16), "wm": (16, 32, 64, 128), "wn": (16, 32, 64, 128),
-    "wn_iter": (1, 2, 4, 8),
+    "wn_iter": (1, 2, 4, 8), "splits": (2, 3, 4, 6, 8, 12, 16, 24, 32),
 }
 
 
@@ -471,3 +484,14 @@ def edge_blocks(M, N, K, bm, bn, bk):
     big = 2.0 ** 31
     guarded = (np.mod(K, bk) != 0) | (np.mod(K, 4) != 0) | (np.mod(N, 4) != 0) | (M * K >= big) | (K * N >= big) | (M * N >= big)
     return blocks, np.where(guarded, blocks, blocks - np.floor(M / bm) * np.floor(N / bn))
+
+
+def split_slices(K, bk, splits):
+    """split_k's grid along K: (slices, k-tiles per slice). The ceil(K/bk) k-tiles are cut into slices of
+    T = ceil(tiles/splits) (the last one shorter); slices = ceil(tiles/T) <= splits, so no slice is empty,
+    and the kernel, given gridDim.z = slices, finds the same cut (kernels/outer_f4.cuh, SPLIT_K; checked for
+    every tiles < 400, splits < 70 in tests/test_split_k.py). 1 slice of every tile where splits is 1."""
+    tiles = np.ceil(np.asarray(K, dtype=float) / bk)
+    per = np.ceil(tiles / np.asarray(splits, dtype=float))
+    slices = np.ceil(tiles / np.maximum(per, 1))
+    return slices, np.ceil(tiles / np.maximum(slices, 1))

@@ -12,7 +12,7 @@ import traceback
 from typing import Optional, Sequence
 
 from .commands import accuracy, choose, devices, measure, predict, report, sweep
-from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, ladder_help
+from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, SPLITS_MAX, ladder_help
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
 
@@ -117,6 +117,10 @@ def _check(a) -> None:
         raise UserError("--variants is its own plan; it excludes --quick, --shapes and --resume")
     if a.cmd == "validate" and a.shapes and (a.quick or a.ncu):
         raise UserError(f"--shapes measures the whole corpus class; {'--quick' if a.quick else '--ncu'} applies to the square ladder run only")
+    if a.cmd == "bench" and a.resume:
+        for opt, val in (("--shapes", a.shapes != "all"), ("--holdout", a.holdout), ("--out", a.out)):
+            if val:
+                raise UserError(f"--resume continues a run with its own plan; {opt} cannot change it")
     if a.cmd == "devices" and a.action == "list" and a.name:
         raise UserError(f"devices list takes no NAME (got '{a.name}'); use devices show NAME")
     if a.cmd == "devices" and a.action == "detect" and a.name:
@@ -127,6 +131,7 @@ def _add_tile(p):
     for name in ("bm", "bn", "bk", "tm", "tn", "wm", "wn"):
         p.add_argument(f"--{name}", type=positive_int, help=f"tile parameter {name}")
     p.add_argument("--wn-iter", dest="wn_iter", type=positive_int, help="warp_tiled: column sub-tiles per warp")
+    p.add_argument("--splits", type=positive_int, help=f"split_k: slices of K (2-{SPLITS_MAX}; a second kernel sums them)")
     g = p.add_argument_group("design choices (kernels/manifest.toml `choices`; default: the kernel's own)")
     g.add_argument("--thread-tile", dest="thread_tile", choices=CHOICES["thread_tile"],
                    help="steps 6-8: each thread's tm x tn tile contiguous or split into four quadrants")
@@ -241,6 +246,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "100 random configurations over tiles and choices (seeded by --seed), beside cuBLAS and the ladder; "
                         "the report gives the error per choice value")
 
+    be = sub.add_parser("bench", help="the model's pick per corpus shape measured against cuBLAS and Triton (GPU)",
+                        description="For every shape of the corpus (shapes/corpus.toml; the hold-out only with --holdout): "
+                                    "cuBLAS FP32, an autotuned Triton matmul kept in IEEE FP32 where torch and triton are "
+                                    "installed, and the model's top 1 (perfmodel choose), measured in one process and recorded "
+                                    "as validate records a shape run (folder results/<date>-<gpu>-bench-CLASS); bench.md, "
+                                    "bench.json and bench.png give the ratios per shape, per class and overall.")
+    be.add_argument("--shapes", choices=list(SHAPE_CLASSES) + ["all"], metavar="CLASS|all", default="all",
+                    help="one class of the corpus, or all (default)")
+    be.add_argument("--holdout", action="store_true", help="measure the corpus hold-out shapes too (left out otherwise)")
+    be.add_argument("--out", help="results folder to create (default results/<date>-<gpu>-bench-CLASS)")
+    be.add_argument("--resume", metavar="RUN", help="continue a bench run that stopped: measure what it has not recorded")
+
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")
     rp.add_argument("--out", help="folder for the derived files (default RESULTS_DIR/derived-<time>)")
@@ -279,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"predict": predict.run, "devices": devices.run, "sweep": sweep.run, "choose": choose.run, "roofline": report.roofline,
-            "validate": measure.validate, "report": report.report, "calibrate": measure.calibrate,
+            "validate": measure.validate, "bench": measure.bench, "report": report.report, "calibrate": measure.calibrate,
             "accuracy": accuracy.run}
 
 

@@ -52,6 +52,9 @@ class Latency(_Strict):
     # kernel (L2 flushed before, one event pair around the launch): what every timed kernel pays
     # besides its blocks' work. None where nobody measured it for this generation (counted as 0).
     launch_overhead_us: Optional[PositiveFloat] = None
+    # what a second kernel launched right behind the first adds to the timed window (an empty kernel
+    # behind an empty kernel, timed the same way): split_k's reduction pays it. None: not measured (0).
+    second_launch_us: Optional[PositiveFloat] = None
 
 
 class Limits(_Strict):
@@ -167,7 +170,8 @@ class DeviceSpec(_Strict):
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm"),
-                   "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us")}
+                   "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
+                               "second_launch_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds
 GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma_outer_GFLOPS_by_warps_per_sm",
@@ -182,7 +186,8 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # the generation figures perfmodel's own benchmarks measured (a generation file names the GPU and the
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
-MEASURED_HERE = ("memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us")
+MEASURED_HERE = ("memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
+                 "latency.second_launch_us")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

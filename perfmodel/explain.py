@@ -72,6 +72,10 @@ def render(p: Prediction) -> str:
                     f"replayed with their global loads' latency)" if p.edge_extra_cycles_per_tile is not None
                     else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
+    if p.k_slices > 1:
+        L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
+                 f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "
+                 f"{p.reduction_us:.2f} us")
     L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
              if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation, or datasheet figures)")
     L.append("")

@@ -206,3 +206,27 @@ def test_choose_measure_times_the_pick_beside_cublas(tmp_path, monkeypatch, caps
     ms = json.loads(runs[0].read_text())["measurements"]
     assert sorted(m["kernel"] for m in ms) == sorted(["cublas", ch.pick.config.kernel])
     assert all(m["verified"] for m in ms)
+
+
+@pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (100, 36, 77), (1, 1, 1)])
+def test_split_k_correct_and_bit_identical_on_every_run(gpu, M, N, K):
+    """split_k over interior (256^2 x 4096) and ragged shapes, at several splits (more than k-tiles too):
+    verified, and two runs give the same bits (the partials are summed in slice order, no atomics)."""
+    import numpy as np
+
+    from perfmodel.measure.gpu import Problem
+
+    prob = Problem(gpu, M, N, K, seed=7)
+    for splits in (2, 3, 7, 32):
+        cfg = KernelConfig.make("split_k", splits=splits)
+        fn = gpu.function(cfg)
+        run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
+        outs = []
+        for _ in range(2):
+            prob.poison()
+            run()
+            gpu.sync()
+            ok, err, how = prob.verify()
+            assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
+            outs.append(gpu.drv.from_device(prob.C, (M, N), np.float32))
+        assert np.array_equal(outs[0], outs[1]), f"{cfg.label()} {M}x{N}x{K}: two runs differ"

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..catalogue import KernelConfig
+from ..catalogue import LAUNCH_PARAMS, KernelConfig
 from ..paths import cache_dir, data_dir, write_json_atomic
 from . import toolchain
 
@@ -23,8 +23,8 @@ find_nvcc = toolchain.find_nvcc
 
 def defines(cfg: KernelConfig) -> list[str]:
     """-D options that set the kernel's compile-time tile parameters and the design choices that differ
-    from its defaults (the sources hold the defaults)."""
-    return ([f"-D{MACROS[k]}={MACRO_VALUES.get(v, v)}" for k, v in cfg.params().items()]
+    from its defaults (the sources hold the defaults); launch parameters (split_k's splits) are not compiled in."""
+    return ([f"-D{MACROS[k]}={MACRO_VALUES.get(v, v)}" for k, v in cfg.params().items() if k not in LAUNCH_PARAMS]
             + (["-DBK=1"] if "bk" not in cfg.params() else []))
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..catalogue import KernelConfig
+from ..catalogue import KernelConfig, split_slices
 from ..errors import UserError
 from ..paths import data_dir
 from . import build
@@ -68,6 +68,7 @@ class Gpu:
         self._flush = drv.mem_alloc(max(2 * self.l2_bytes, 256 << 20))
         self._flush_words = max(2 * self.l2_bytes, 256 << 20) // 4
         self._cublas = None
+        self._workspace = None
         self._libcuda = ctypes.CDLL("libcuda.so.1")
 
     def _close(self):
@@ -83,12 +84,21 @@ class Gpu:
         return self.compiler.compile(src, options=opts, arch=self.arch, include_dirs=[str(data_dir("kernels"))],
                                      no_extern_c=True)
 
-    def function(self, cfg: KernelConfig, cubin: bytes | None = None):
+    def function(self, cfg: KernelConfig, cubin: bytes | None = None, name: str = "sgemm"):
+        """Kernel `name` of cfg's module (`sgemm`; split_k's module also holds `reduce_splits`)."""
         key = cfg.label()
         if key not in self._modules:
             mod = self.drv.module_from_buffer(cubin or self.cubin(cfg))
             self._modules[key] = (mod, mod.get_function("sgemm"))
-        return self._modules[key][1]
+        mod, fn = self._modules[key]
+        return fn if name == "sgemm" else mod.get_function(name)
+
+    def workspace(self, nbytes: int):
+        """A device buffer of at least nbytes, kept for later calls (split_k's partials)."""
+        if self._workspace is None or self._workspace[0] < nbytes:
+            self._workspace = None  # free the smaller one first
+            self._workspace = (nbytes, self.drv.mem_alloc(max(nbytes, 4)))
+        return self._workspace[1]
 
     def driver_blocks_per_sm(self, cfg: KernelConfig, cubin: bytes) -> int:
         """cuOccupancyMaxActiveBlocksPerMultiprocessor on the same cubin (module loaded via ctypes)."""
@@ -107,10 +117,26 @@ class Gpu:
 
     # ---- run --------------------------------------------------------------------------------
     def launcher(self, cfg: KernelConfig, fn, A, B, C, M, N, K):
-        grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), 1)
+        """What one timed run launches: the kernel; for split_k the kernel over the grid's slices of K
+        (catalogue.split_slices) into partials, then `reduce_splits` summing them into C in slice order."""
         block = (cfg.threads, 1, 1)
-        args = (A, B, C, np.int32(M), np.int32(N), np.int32(K))
-        return lambda: fn(*args, block=block, grid=grid)
+        if cfg.k_splits == 1:
+            grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), 1)
+            args = (A, B, C, np.int32(M), np.int32(N), np.int32(K))
+            return lambda: fn(*args, block=block, grid=grid)
+        slices = int(split_slices(K, cfg.bk, cfg.k_splits)[0])
+        work = self.workspace(4 * slices * M * N)
+        grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), slices)
+        args = (A, B, work, np.int32(M), np.int32(N), np.int32(K))
+        reduce = self.function(cfg, name="reduce_splits")
+        per_thread = 4 if (M * N) % 4 == 0 else 1
+        rgrid = (math.ceil(M * N / per_thread / 256), 1, 1)
+        rargs = (work, C, np.int64(M * N), np.int32(slices))
+
+        def run():
+            fn(*args, block=block, grid=grid)
+            reduce(*rargs, block=(256, 1, 1), grid=rgrid)
+        return run
 
     def cublas_launcher(self, A, B, C, M, N, K):
         """Row-major C = A.B through column-major cuBLAS: C^T = B^T A^T (pure FP32 SGEMM)."""

@@ -251,9 +251,29 @@ def edge_listing(sass: str) -> Optional[str]:
     return sass[m.start():] if m else None
 
 
+# kernels a module holds besides the SGEMM's entry `sgemm` (split_k's reduction of its partials): not the k-tile loop
+AUX_KERNELS = ("reduce_splits",)
+_SECTION = re.compile(r"^//-+ \.text\.(\S+)\s+-+$", re.M)
+
+
+def without_aux_kernels(sass: str) -> str:
+    """The listing less the sections of AUX_KERNELS (nvdisasm prints one section per function)."""
+    marks = list(_SECTION.finditer(sass))
+    if not any(m.group(1) in AUX_KERNELS for m in marks):
+        return sass
+    keep, last = [sass[:marks[0].start()]], marks[0].start()
+    for m, nxt in zip(marks, marks[1:] + [None]):
+        end = len(sass) if nxt is None else nxt.start()
+        if m.group(1) not in AUX_KERNELS:
+            keep.append(sass[m.start():end])
+    return "".join(keep)
+
+
 def listing_facts(sass: str) -> dict:
     """Prefetch share, FFMA/LDG/LDS counts of the interior path (before the first EXIT), the
-    main loop's facts (main_loop) of one listing, and the edge body's k-tile loop program."""
+    main loop's facts (main_loop) of one listing, and the edge body's k-tile loop program; the
+    sections of AUX_KERNELS are left out."""
+    sass = without_aux_kernels(sass)
     opc = ops(sass)
     end = opc.index("EXIT") if "EXIT" in opc else len(opc)
     edge = edge_listing(sass)

@@ -34,7 +34,7 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
     if k == "tiled_2d":
         i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(tn), indexing="ij"))
         return trow * tm + i, tcol * tn + j
-    if k in ("tiled_2d_float4", "bank_conflict_free", "double_buffer"):  # tile_f4.cuh a_row/b_col, float4 stores
+    if cfg.spec.mapping == "tiled" and cfg.spec.smem_read_vector == 4:  # steps 6-8, 10: tile_f4.cuh a_row/b_col, float4 stores
         i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, 4), indexing="ij"))
         if not cfg.quadrants:
             return trow * tm + i, tcol * tn + j

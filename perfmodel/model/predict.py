@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..catalogue import KernelConfig, edge_blocks
+from ..catalogue import KernelConfig, edge_blocks, split_slices
 from ..devices import DeviceSpec
 from ..errors import UserError
 from ..facts import ESTIMATED, BuildFacts, given
@@ -95,6 +95,7 @@ class ResourceStage:
     lds_per_step: np.ndarray
     wavefronts_per_lds: np.ndarray
     c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores)
+    splits: np.ndarray  # slices of K asked for (split_k; 1 for the others)
 
 
 def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFacts]) -> ResourceStage:
@@ -120,7 +121,8 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     return ResourceStage(threads=thr, registers=regs, smem_bytes=smem, local_bytes=local, bm=bm, bn=bn, bk=bk,
                          ffma_per_thread=ffma_t, lds_block=lds_i, smem_wavefronts_block=smem_w, sts_block=sts_i,
                          ldg_per_thread=ldg_t, barriers=bars, buffers=bufs, uses_smem=uses_smem, lds_per_step=lds_per_step,
-                         wavefronts_per_lds=wf_per_lds, c_store_ratio=np.array([c_store_ratio(c) for c in configs]))
+                         wavefronts_per_lds=wf_per_lds, c_store_ratio=np.array([c_store_ratio(c) for c in configs]),
+                         splits=np.array([float(c.k_splits) for c in configs]))
 
 
 @dataclass(frozen=True)
@@ -150,23 +152,29 @@ class TrafficStage:
     dram_bytes_tile: np.ndarray
     mem_latency: np.ndarray  # average global-load latency (cycles)
     l2_hit: np.ndarray
+    slices: np.ndarray  # the grid's slices of K (catalogue.split_slices; 1 but for split_k)
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
     """Bytes per level (terms.l2_to_sm_bytes with the sector bytes of the kernel's C stores,
     terms.dram_bytes with the blocks running at once) and the average global-load latency the loads'
-    L2 hit rate gives (terms.mem_latency), DRAM's where all blocks run in one wave (terms.one_wave_latency)."""
+    L2 hit rate gives (terms.mem_latency), DRAM's where all blocks run in one wave (terms.one_wave_latency).
+    split_k: each of its s slices of K is a GEMM of M x N x K/s in the same grid (s times the blocks, the
+    slice's k-tiles each), which writes a partial C: s partials of C in the L2 and DRAM traffic."""
     mem, lat = device.memory, device.latency
-    _, _, blocks, ktiles = T.grid(M, N, K, r.bm, r.bn, r.bk)
+    _, _, blocks, _ = T.grid(M, N, K, r.bm, r.bn, r.bk)
+    slices, ktiles = split_slices(K, r.bk, r.splits)
+    blocks = blocks * slices
     conc = np.minimum(blocks, o.blocks_per_sm * device.compute.sm_count)
-    l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, r.c_store_ratio)
-    drb = T.dram_bytes(M, N, K, r.bm, r.bn, conc, mem.l2_bytes)
+    l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, r.c_store_ratio * slices)
+    drb = slices * T.dram_bytes(M, N, K / slices, r.bm, r.bn, conc, mem.l2_bytes)
     tiles_total = np.maximum(blocks * ktiles, 1)
-    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn), lat.l2_latency_cycles, lat.dram_latency_cycles)
+    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), lat.l2_latency_cycles, lat.dram_latency_cycles)
     L_mem = T.one_wave_latency(L_mem, lat.dram_latency_cycles, blocks, np.maximum(o.blocks_per_sm, 1) * device.compute.sm_count)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
-                        l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit)
+                        l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
+                        slices=slices)
 
 
 @dataclass(frozen=True)
@@ -396,6 +404,7 @@ class PredictionBatch:
     store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
     prologue_cycles: np.ndarray  # each wave's first tile (nothing to overlap), all waves together
     edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
+    reduce_s: np.ndarray  # split_k's second kernel, summing the partials (reduction_seconds; 0 for the others)
     launch_s: float  # the timed launch's fixed cost
     clock_given: bool  # the SM clock was given (measured), not the datasheet's boost clock
     configs: tuple = ()  # what was predicted (model.uncertainty re-predicts estimated registers)
@@ -441,7 +450,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     ll = littles_law_stage(device, r, o, hz)
     loc = local_stage(device, r, o, builds, ll.tile_bytes)
     w = waves_stage(device, o, t)
-    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1])
+    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1] * t.slices)
     prologue = w.n_waves * (t.mem_latency + 2 * device.latency.smem_latency_cycles)  # each wave's first tile has nothing to overlap
     # edge blocks (ragged shapes): their share of every full wave, and the whole last wave, whose
     # busiest SM holds the grid's last block, an edge block wherever there are any
@@ -451,7 +460,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     store_cycles = last_wave_store_cycles(device, r, t, w, hz)
     launch_s = launch_overhead_s(device)
     total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles
-    time_s = total_cycles / hz + launch_s
+    reduce_s = reduction_seconds(device, M, N, t.slices, hz)
+    time_s = total_cycles / hz + launch_s + reduce_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
     bound = c.cycles.argmax(axis=0)
     # 'latency' = issue work + exposed latency; name it only when the exposed part matters (>= 10 %)
@@ -467,7 +477,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
                            local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)),
                            prologue_cycles=np.broadcast_to(prologue, (n,)), edge_cycles=np.broadcast_to(edge_cycles, (n,)),
-                           launch_s=launch_s, clock_given=clock_MHz is not None, configs=tuple(configs), builds=tuple(builds))
+                           reduce_s=np.broadcast_to(reduce_s, (n,)), launch_s=launch_s, clock_given=clock_MHz is not None, configs=tuple(configs), builds=tuple(builds))
 
 
 
@@ -486,6 +496,26 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     own = device.memory.store_bytes_per_clock_per_sm
     rate = share if own is None else np.minimum(own, share)
     return np.ceil(last / sms) * r.c_store_ratio * 4.0 * r.bm * r.bn / rate
+
+
+def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
+    """split_k's second kernel (kernels/10_split_k.cu, reduce_splits): it reads the s partials of C
+    (s x M x N floats) and writes C once, four floats per thread, in a grid far larger than the load
+    latency needs (every SM's threads keep megabytes in flight). The partials were written just before:
+    they are read from the L2 where all of them fit in it, else from DRAM; C's stores drain at the DRAM
+    rate (the H100's last-wave stores of 132 tiles ran at 3.4 TB/s, about its DRAM bandwidth:
+    last_wave_store_cycles). Time: the second launch's cost in the timed window
+    (latency.second_launch_us, measured; 0 where not), one load latency, and the bytes at the lower
+    rate: reads and writes at the L2 bandwidth they share, or the writes alone at DRAM's. 0 for one slice."""
+    mem, lat = device.memory, device.latency
+    s = np.asarray(slices, dtype=float)
+    part = 4.0 * s * M * N
+    out = 4.0 * M * N
+    fits = part <= mem.l2_bytes
+    l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
+    stream = np.where(fits, np.maximum((part + out) / l2_bw, out / dram_bw), (part + out) / dram_bw)
+    latency = np.where(fits, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
+    return np.where(s > 1, (lat.second_launch_us or 0.0) * 1e-6 + latency + stream, 0.0)
 
 
 def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
@@ -687,6 +717,8 @@ class Prediction(_M):
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
+    k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
+    reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     time_s: float
     gflops: float
@@ -798,6 +830,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         edge_blocks=int(c.edge_blocks[k]),
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
+        k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6,
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),

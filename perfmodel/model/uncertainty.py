@@ -295,7 +295,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     # the L2's reuse: DRAM bytes between the compulsory (A, B and C once) and the model's estimate
     M, N, K = (np.broadcast_to(np.asarray(d, dtype=float), (n_all,))[idx] for d in bt.dims)
     model_dram = np.maximum(np.broadcast_to(bt.traffic.dram_bytes, (n_all,))[idx], 1.0)
-    floor = np.minimum(4.0 * (M * K + K * N + M * N) / model_dram, 1.0)
+    slices = bt.traffic.slices[idx]  # split_k writes a partial C per slice
+    floor = np.minimum(4.0 * (M * K + K * N + slices * M * N) / model_dram, 1.0)
     dram_scale = np.exp(ru * np.log(floor)) if only in (None, "reuse") else np.ones((draws, n))
 
     def cycles(args):
@@ -333,7 +334,7 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     loops = T.tile_loop_cycles(bt.traffic.ktiles[idx], _W, cycles(bt.compute.tile_args_full), cycles(bt.compute.tile_args_tail))
     total = loops + bt.prologue_cycles[idx] * lm * ck + bt.edge_cycles[idx] + bt.store_cycles[idx] * ck / rd
     hz = bt.clock_MHz[idx] * 1e6 * ck
-    return (total / hz + bt.launch_s) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
+    return (total / hz + bt.launch_s + bt.reduce_s[idx]) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
 
 
 def draw_gflops(bt, idx, times) -> np.ndarray:
