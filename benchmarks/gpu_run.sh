@@ -10,7 +10,10 @@
 #   bash benchmarks/gpu_run.sh overlap [DEVICE] [SIZE]  # sweep --measure-overlap at SIZE (default 4096), ranked with
 #                                                       # results/reference-calibration-DEVICE.toml
 #   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
-#   bash benchmarks/gpu_run.sh gpu-tests                # the GPU test suite (pytest -m gpu)
+#   bash benchmarks/gpu_run.sh gpu-tests [PATTERN]      # the GPU test suite (pytest -m gpu; -k PATTERN where given)
+#   bash benchmarks/gpu_run.sh split-k                  # benchmarks/split_k_costs.py (second launch, reduction)
+#   bash benchmarks/gpu_run.sh bench CLASS [SECONDS]    # perfmodel bench --shapes CLASS|all, stopped (SIGINT) after
+#                                                       # SECONDS (default 520); resume with `resume`
 #   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS]   # perfmodel validate --shapes CLASS|all, stopped (SIGINT)
 #                                                       # after SECONDS (default 520); every finished point is kept
 #   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
@@ -19,7 +22,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
+what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests [PATTERN] | split-k | bench CLASS [SECONDS] | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -63,8 +66,15 @@ case "$what" in
     timeout -s INT "$secs" python3 -m perfmodel sweep --device "$dev" --measure "$k" --shapes "$cls" > "$OUT/tune-shapes-$cls.log" 2>&1; echo "sweep --shapes rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/tune-shapes-$cls.log" | tail -4 ;;
   gpu-tests)
-    timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
+    timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py ${2:+-k "$2"} > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
     tail -3 "$OUT/pytest-gpu.log" ;;
+  split-k)
+    python3 benchmarks/split_k_costs.py > "$OUT/split-k-costs.log" 2>&1; echo "split_k_costs rc $?"
+    tail -14 "$OUT/split-k-costs.log" ;;
+  bench)
+    cls=${2:?"bench needs a CLASS (or all)"}; secs=${3:-520}
+    timeout -s INT "$secs" python3 -m perfmodel bench --shapes "$cls" > "$OUT/bench-$cls.log" 2>&1; echo "bench rc $?"
+    grep -E "planned|points|still to measure|results in|^bench:|no Triton" "$OUT/bench-$cls.log" | tail -5 ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))

@@ -8,6 +8,7 @@ import csv
 import json
 import tomllib
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 from pydantic import ValidationError
@@ -16,7 +17,7 @@ from .catalogue import KernelConfig, kernel_specs
 from .devices import DeviceSpec, attach_calibration, datasheet_only, load_device, shipped_devices
 from .errors import UserError, read_json, validation_message
 from .facts import RunFacts
-from .measure.records import Run
+from .measure.records import PEERS, Run
 from .model.figures import Figures
 from .model.predict import predict
 from .model.uncertainty import coverage
@@ -92,23 +93,25 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
     figures None: the run's device with datasheet figures."""
     fig = figures or Figures(run_device(run))
     rf = build_facts
-    cfgs = [KernelConfig.make(m.kernel, **m.config) for m in run.measurements if m.kernel != "cublas"]
+    cfgs = [KernelConfig.make(m.kernel, **m.config) for m in run.measurements if m.kernel not in PEERS]
     if len(cfgs) > 8 and hasattr(rf, "prebuild"):  # build what the replay needs in parallel, not one at a time
         rf.prebuild(cfgs)
     cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
+    triton = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "triton" and m.verified}
     out = []
     for m in run.measurements:
         r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape), holdout=is_holdout(m.shape),
                  M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
                  verified=m.verified, verification=m.verification, registers=m.registers,
-                 measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)))
+                 measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)),
+                 triton_gflops=triton.get((m.M, m.N, m.K)))
         if m.timing:
             r.update(median_ms=m.timing.median_ms, q10_ms=m.timing.q10_ms, q90_ms=m.timing.q90_ms,
                      spread_pct=100 * (m.timing.q90_ms - m.timing.q10_ms) / m.timing.median_ms,
                      clock_MHz=m.timing.sm_clock_MHz_median)
         if m.gflops_median and r.get("cublas_gflops"):
             r["pct_of_cublas"] = 100 * m.gflops_median / r["cublas_gflops"]
-        if m.kernel != "cublas":
+        if m.kernel not in PEERS:
             cfg = KernelConfig.make(m.kernel, **m.config)
             build = rf.for_measurement(m, cfg)
             p = predict(fig, cfg, m.M, m.N, m.K, build=build, clock_MHz=(m.timing.sm_clock_MHz_median if m.timing else None))
@@ -161,7 +164,7 @@ def summary(table: list[dict]) -> dict:
         s["by_class"] = {c: dict(points=len(e), mape_pct=float(np.mean(np.abs(e))), bias_pct=float(np.mean(e)))
                          for c, e in ((c, by_class[c]) for c in SHAPE_CLASSES if c in by_class)}
         s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
-        s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] != "cublas"
+        s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] not in PEERS
                                     and r.get("error_pct") is None and r.get("measured_gflops"))
     iv = [r for r in pts if r.get("q05_gflops")]
     if iv:  # how the intervals did (model.uncertainty.coverage)
@@ -213,7 +216,7 @@ def shape_picks(scored: list[dict]) -> dict:
     pick measured (gap_pct). Scored rows only (the hold-out is left out unless asked)."""
     by: dict[str, list[dict]] = {}
     for r in scored:
-        if r.get("shape") and r["kernel"] != "cublas" and r.get("measured_gflops") and r.get("predicted_gflops"):
+        if r.get("shape") and r["kernel"] not in PEERS and r.get("measured_gflops") and r.get("predicted_gflops"):
             by.setdefault(r["shape"], []).append(r)
     out = {}
     for shape, rows_ in by.items():
@@ -252,3 +255,68 @@ def write_derived(run_dir: str | Path, out_dir: str | Path, figures: Figures | N
     public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in table]
     (out / "summary.json").write_text(json.dumps(dict(summary=s, rows=public), indent=1))
     return dict(summary=s, rows=table)
+
+
+def _geomean(x) -> Optional[float]:
+    x = [v for v in x if v]
+    return float(np.exp(np.mean(np.log(x)))) if x else None
+
+
+def is_bench(run_dir: str | Path) -> bool:
+    """Whether a results folder is a `perfmodel bench` run (its plan says so)."""
+    plan = Path(run_dir) / "plan.json"
+    return plan.is_file() and bool(read_json(plan, "shape run plan").get("bench"))
+
+
+def bench_summary(table: list[dict]) -> dict:
+    """A bench run (`perfmodel bench`): per shape the model's pick (group `top`) measured against cuBLAS and,
+    where measured, the Triton peer (ratios of measured GFLOPS), and the pick's prediction against its
+    measurement; geometric means of the ratios per shape class and overall."""
+    shapes: dict[str, dict] = {}
+    for r in table:
+        if not r.get("shape"):
+            continue
+        d = shapes.setdefault(r["shape"], dict(shape=r["shape"], shape_class=r["shape_class"], holdout=bool(r["holdout"]),
+                                               M=r["M"], N=r["N"], K=r["K"], flop=2.0 * r["M"] * r["N"] * r["K"]))
+        if r["kernel"] in PEERS:
+            d[f"{r['kernel']}_gflops"] = r["measured_gflops"] if r["verified"] else None
+        elif r["group"] == "top":
+            meas, pred = (r["measured_gflops"] if r["verified"] else None), r.get("predicted_gflops")
+            d.update(pick=f"{r['kernel']} {r['config']}", pick_gflops=meas, predicted_gflops=pred,
+                     pick_error_pct=100 * (pred - meas) / meas if meas and pred else None)
+    for d in shapes.values():
+        for peer_name in PEERS:
+            ref = d.get(f"{peer_name}_gflops")
+            d[f"vs_{peer_name}"] = d["pick_gflops"] / ref if ref and d.get("pick_gflops") else None
+    per = list(shapes.values())
+    out = dict(shapes=per, by_class={}, overall={})
+    for name, group in [(c, [d for d in per if d["shape_class"] == c]) for c in SHAPE_CLASSES] + [("overall", per)]:
+        if not group:
+            continue
+        errs = [abs(d["pick_error_pct"]) for d in group if d.get("pick_error_pct") is not None]
+        g = dict(shapes=len(group), **{f"geomean_vs_{p}": _geomean([d.get(f"vs_{p}") for d in group]) for p in PEERS},
+                 pick_mape_pct=float(np.mean(errs)) if errs else None, pick_within_8pct=sum(e <= 8.0 for e in errs))
+        if name == "overall":
+            out["overall"] = g
+        else:
+            out["by_class"][name] = g
+    return out
+
+
+def bench_text(b: dict, device: str) -> str:
+    """bench.md: the comparison as tables."""
+    f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)  # noqa: E731
+    L = [f"# The model's pick against cuBLAS and Triton (IEEE FP32) on {device}", "",
+         "Per shape: the model's top 1 (`perfmodel choose`), measured in the same process as cuBLAS FP32 (no TF32) and an",
+         "autotuned Triton matmul kept in IEEE FP32 (measure.peer); ratios of measured GFLOPS (> 1: the pick is faster).", "",
+         "| shape | class | pick | pick GFLOPS | predicted | error % | cuBLAS | Triton | vs cuBLAS | vs Triton |",
+         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for d in b["shapes"]:
+        L.append(f"| {d['shape']}{' (hold-out)' if d['holdout'] else ''} | {d['shape_class']} | {d.get('pick', '-')} | "
+                 f"{f(d.get('pick_gflops'), '{:,.0f}')} | {f(d.get('predicted_gflops'), '{:,.0f}')} | {f(d.get('pick_error_pct'), '{:+.1f}')} | "
+                 f"{f(d.get('cublas_gflops'), '{:,.0f}')} | {f(d.get('triton_gflops'), '{:,.0f}')} | {f(d.get('vs_cublas'))} | {f(d.get('vs_triton'))} |")
+    L += ["", "| class | shapes | geomean vs cuBLAS | geomean vs Triton | pick MAPE % | picks within 8 % |", "|---|---:|---:|---:|---:|---:|"]
+    for name, g in list(b["by_class"].items()) + [("overall", b["overall"])]:
+        L.append(f"| {name} | {g['shapes']} | {f(g['geomean_vs_cublas'])} | {f(g['geomean_vs_triton'])} | {f(g['pick_mape_pct'], '{:.1f}')} | "
+                 f"{g['pick_within_8pct']} |")
+    return "\n".join(L) + "\n"

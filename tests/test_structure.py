@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "perfmodel"
-HEAVY = ("pycuda", "pynvml", "matplotlib")  # third-party modules a CPU-only install may lack or pay for at start-up
+HEAVY = ("pycuda", "pynvml", "matplotlib", "torch", "triton")  # third-party modules a CPU-only install may lack or pay for at start-up
 
 
 def _modules():

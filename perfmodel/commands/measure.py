@@ -1,4 +1,4 @@
-"""`perfmodel validate` and `perfmodel calibrate` (GPU only; pycuda is imported when they start)."""
+"""`perfmodel validate`, `perfmodel bench` and `perfmodel calibrate` (GPU only; pycuda is imported when they start)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,6 +12,12 @@ def validate(a) -> int:
         return _validate.validate_shapes(a.shapes or "all", seed=a.seed, out=Path(a.out) if a.out else None,
                                          resume=Path(a.resume) if a.resume else None)
     return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu, variants=a.variants)
+
+
+def bench(a) -> int:
+    if a.resume:
+        return _validate.validate_shapes(resume=Path(a.resume))
+    return _validate.validate_shapes(a.shapes, out=Path(a.out) if a.out else None, bench=True, holdout=a.holdout)
 
 
 def calibrate(a) -> int:

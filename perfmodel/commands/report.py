@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import facts
-from ..analysis import run_figures, write_derived
+from ..analysis import is_bench, run_figures, write_derived
 from ..catalogue import KernelConfig, get_kernel, kernel_ids
 from ..errors import UserError
 from ..model.figures import Figures
@@ -47,7 +47,7 @@ def roofline(a) -> int:
 
 
 def report(a) -> int:
-    from ..report.reports import write_report  # matplotlib
+    from ..report.reports import write_bench, write_report  # matplotlib
 
     fig = run_figures(a.results_dir, a.figures, a.calibration)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -56,6 +56,8 @@ def report(a) -> int:
         raise UserError(f"{out} exists; derived results are never overwritten")
     derived = write_derived(a.results_dir, out, fig, holdout=a.holdout)
     path = write_report(a.results_dir, out, derived, fig.device, svg=a.svg)
+    if is_bench(a.results_dir):
+        write_bench(out, derived["rows"], fig.device.name)
     s = derived["summary"]
     print(f"wrote {path} (MAPE {s['mape_pct']:.1f} %, Spearman {s.get('spearman_all', float('nan')):.3f}, "
           f"{s['points']} points, {fig.kind} figures)")

@@ -60,6 +60,7 @@ class Measurement(_M):
     timing: Optional[Timing] = None
     gflops_median: Optional[float] = None
     error: Optional[str] = None
+    peer_config: Optional[dict[str, int | str]] = None  # a peer's own pick (the Triton autotuner's tile configuration)
 
 
 class Run(_M):
@@ -69,11 +70,15 @@ class Run(_M):
     measurements: list[Measurement]
 
 
+# measurements of implementations outside the catalogue: the baselines bench compares the model's pick with
+PEERS = ("cublas", "triton")
+
+
 class PlannedPoint(_M):
     """One point of a shape run's plan (what to measure; the record is a Measurement)."""
 
     group: str
-    kernel: str  # 'cublas' for the baseline
+    kernel: str  # a PEERS name for the baselines
     config: dict[str, int | str]
     shape: str
     M: int
@@ -92,6 +97,7 @@ class Plan(_M):
     shapes: str  # the class measured, or 'all'
     seed: int
     tune_top: Optional[int] = None  # a `sweep --measure K --shapes` run: per shape the model's top K (no ladder)
+    bench: bool = False  # a `perfmodel bench` run: per shape the model's top 1 beside the peers
     environment: Environment
     device_toml: str
     points: list[PlannedPoint]

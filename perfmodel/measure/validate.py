@@ -14,20 +14,20 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import run_figures, write_derived
-from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
+from ..catalogue import LAUNCH_PARAMS, KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
 from ..shapes import select
 from ..sweep import rank
 from ..errors import UserError
-from . import build
+from . import build, peer
 from .calibrate import measured_toml, run_microbenchmarks
 from .detect import match_shipped, write_from_driver
 from .gpu import Gpu, Problem, compile_all, measure_point
 from .ncu import run_ncu
 from .nvml import NvmlSampler
-from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key
+from .records import PEERS, Environment, Measurement, Plan, PlannedPoint, Run, measurement_key
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -38,9 +38,12 @@ SWEEP_TOTAL = 104
 
 def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[KernelConfig]:
     """A fixed random sample of valid tiled configs, stratified by kernel (equal shares; a kernel with
-    fewer valid configs gives all it has and the rest is shared out), defaults excluded."""
+    fewer valid configs gives all it has and the rest is shared out), defaults excluded. Kernels with a
+    launch parameter (split_k, made for outputs with fewer tiles than the GPU holds) are not sampled on
+    the square sizes: they are measured where they apply, in the shape runs, and the recorded plans stay
+    what they were."""
     pools = {}
-    for k in tiled_kernels():
+    for k in (k for k in tiled_kernels() if not set(get_kernel(k).params) & set(LAUNCH_PARAMS)):
         valid, _, _ = enumerate_configs(device, (k,), choices=False)  # each kernel with its own choices
         default = KernelConfig.make(k)
         pools[k] = [c for c in valid if c != default]
@@ -302,13 +305,21 @@ def _resume_hint(out: Path):
     try:
         yield
     except KeyboardInterrupt:
-        print(f"\ninterrupted; the finished points are recorded: perfmodel validate --resume {out}", file=sys.stderr, flush=True)
+        print(f"\ninterrupted; the finished points are recorded: perfmodel {_command(out)} --resume {out}", file=sys.stderr, flush=True)
         raise
+
+
+def _command(out: Path) -> str:
+    """The command that resumes the shape run in `out` (bench for a bench run)."""
+    try:
+        return "bench" if Plan.model_validate_json((out / "plan.json").read_text()).bench else "validate"
+    except (OSError, ValueError):
+        return "validate"
 
 
 def _config(p: PlannedPoint):
     """The configuration of a planned point (None for the cuBLAS baseline)."""
-    return None if p.kernel == "cublas" else KernelConfig.make(p.kernel, **p.config)
+    return None if p.kernel in PEERS else KernelConfig.make(p.kernel, **p.config)
 
 
 def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
@@ -318,12 +329,16 @@ def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
 
 
 def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
-                    tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None) -> int:
+                    tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None,
+                    bench: bool = False, holdout: bool = False) -> int:
     """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks and
     writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
     hold yet, appending each as it finishes, and writes raw.json and the report once all are recorded.
     tune_top K: a `sweep --measure K --shapes` run (shape_plan; folder `…-tune-shapes-CLASS`); device:
-    the device file the caller named, which must be the GPU's. 1 if any point failed."""
+    the device file the caller named, which must be the GPU's. bench (`perfmodel bench`; folder `…-bench-CLASS`):
+    per shape cuBLAS, the Triton peer where torch and triton are here (measure.peer) and the model's top 1,
+    the hold-out shapes only with `holdout`; its comparison is written beside the report (bench.*). 1 if
+    any point failed."""
     if resume is not None:  # the run is checked before the GPU is touched
         out = Path(resume)
         if not (out / "plan.json").is_file():
@@ -342,14 +357,16 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         if plan.environment.gpu_name != gpu.name:
             raise UserError(f"{out} was measured on {plan.environment.gpu_name}; this GPU is {gpu.name}")
     else:
-        shapes = select(which)
+        shapes = select(which, None if (holdout or not bench) else False)
+        if bench:
+            tune_top, sample = 1, 0
         started = datetime.now(timezone.utc)
         name = match_shipped(gpu.name, gpu.cc)
         if name is None:
             raise UserError(f"{gpu.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
         if device is not None and device != name:
             raise UserError(f"--device {device} names another GPU than this one ({gpu.name}: device file {name})")
-        kind = "shapes" if tune_top is None else "tune-shapes"
+        kind = "bench" if bench else "shapes" if tune_top is None else "tune-shapes"
         out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-{kind}-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
         if out.exists():
             raise UserError(f"{out} exists; results are never overwritten (choose another --out, or --resume it)")
@@ -362,7 +379,14 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         print(f"planning {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...")
         pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True),
                          tune_top=tune_top, sample=sample)
-        plan = Plan(shapes=which, seed=seed, tune_top=tune_top, environment=env, device_toml=device_toml(shipped_devices()[name]),
+        if bench:
+            why = peer.available()
+            if why is None:
+                pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
+                                                  if p.kernel == "cublas" else [p])]
+            else:
+                print(f"no Triton peer: {why}", file=sys.stderr)
+        plan = Plan(shapes=which, seed=seed, tune_top=tune_top, bench=bench, environment=env, device_toml=device_toml(shipped_devices()[name]),
                     points=pts)
         (out / "plan.json").write_text(plan.model_dump_json(indent=1))
     log = out / "points.jsonl"
@@ -380,16 +404,17 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
             if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
                 prob = Problem(gpu, p.M, p.N, p.K)
             cfg = _config(p)
-            m = _measure(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubins).model_copy(update={"shape": p.shape})
+            m = (peer.measure(gpu, prob, p.group, sampler) if p.kernel == peer.NAME else
+                 _measure(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubins)).model_copy(update={"shape": p.shape})
             f.write(m.model_dump_json() + "\n")
             f.flush()
             failed += not m.verified
             res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification})"
             el = (datetime.now(timezone.utc) - t0).total_seconds()
-            print(f"  [{i:4d}/{len(todo)}] {p.shape:28s} {p.group:8s} {'cublas' if cfg is None else cfg.label():60s} {res}  ({el:.0f} s)", flush=True)
+            print(f"  [{i:4d}/{len(todo)}] {p.shape:28s} {p.group:8s} {p.kernel if cfg is None else cfg.label():60s} {res}  ({el:.0f} s)", flush=True)
     recorded = {measurement_key(m): m for m in _recorded(log)}
     if any(p.key() not in recorded for p in plan.points):
-        print(f"{sum(p.key() not in recorded for p in plan.points)} points still to measure: perfmodel validate --resume {out}")
+        print(f"{sum(p.key() not in recorded for p in plan.points)} points still to measure: perfmodel {_command(out)} --resume {out}")
         return 1 if failed else 0
     run = Run(environment=plan.environment, device_toml=plan.device_toml, measurements=[recorded[p.key()] for p in plan.points])
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
@@ -420,8 +445,17 @@ def pack_log(out: Path) -> bool:
 def _finish(out: Path, failed: int = 0) -> int:
     """summary.*, report.md and the plots of a shape run whose raw.json is written (with its own calibration)."""
     print(f"replaying {out} for its report ...", flush=True)
-    s = _derive(out)["summary"]
+    derived = _derive(out)
+    s = derived["summary"]
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %; results in {out}")
+    if Plan.model_validate_json((out / "plan.json").read_text()).bench:
+        try:
+            from ..report.reports import write_bench  # matplotlib
+
+            write_bench(out, derived["rows"], s["device"])
+        except ImportError as exc:
+            print(f"warning: no bench comparison ({exc})", file=sys.stderr)
     return 1 if failed or s["failed"] else 0
+
 
 

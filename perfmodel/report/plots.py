@@ -217,3 +217,34 @@ def error_by_flops(rows, out, title: str):
     ax.legend(fontsize=7.5, loc="best")
     return _save(fig, out)
 
+
+
+def bench_ratios(bench: dict, out, title: str):
+    """A bench run: the model's pick against cuBLAS (circles) and the Triton peer (triangles), measured GFLOPS
+    ratio against the problem's size, coloured by corpus class; geometric means in the legend."""
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    cmap = plt.get_cmap("tab10")
+    for i, c in enumerate(SHAPE_CLASSES):
+        sel = [d for d in bench["shapes"] if d["shape_class"] == c]
+        g = bench["by_class"].get(c)
+        if not sel or g is None:
+            continue
+        for peer, marker in (("cublas", "o"), ("triton", "^")):
+            pts = [(d["flop"], d[f"vs_{peer}"]) for d in sel if d.get(f"vs_{peer}")]
+            if pts:
+                gm = g[f"geomean_vs_{peer}"]
+                ax.scatter(*zip(*pts), s=34, marker=marker, color=cmap(i), alpha=0.85, edgecolors="k", linewidths=0.3,
+                           label=f"{c} vs {'cuBLAS' if peer == 'cublas' else 'Triton'} (geomean {gm:.2f})")
+    ax.axhline(1, color="k", lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}" if v in (0.6, 0.8, 1.5, 3, 5) else ""))
+    ax.set_xlabel("problem size (FLOP = 2 M N K)")
+    ax.set_ylabel("the model's pick / peer (measured GFLOPS; > 1 faster; log scale)")
+    o = bench["overall"]
+    ax.set_title(f"{title}\noverall geomean: {o['geomean_vs_cublas'] or float('nan'):.2f}x cuBLAS, "
+                 f"{o['geomean_vs_triton'] or float('nan'):.2f}x Triton", fontsize=10)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, out)

@@ -5,7 +5,8 @@ import json
 import math
 from pathlib import Path
 
-from ..analysis import load_run, run_device
+from ..analysis import bench_summary, bench_text, load_run, run_device
+from ..errors import UserError
 from ..catalogue import kernel_ids
 from ..measure.ncu import parse_ncu
 from . import plots
@@ -170,3 +171,20 @@ def ncu_section(run_dir: Path, rows) -> list[str]:
                  f"{c.get('l1tex__data_pipe_lsu_wavefronts_mem_shared.sum', float('nan')):.3g} | "
                  + ", ".join(f"{n} {v:.2f}" for n, v in stalls) + " |")
     return L + [""]
+
+
+def write_bench(out: Path, table: list[dict], device: str) -> dict:
+    """bench.json, bench.md and bench.png of a bench run (analysis.bench_summary) into out (never overwritten);
+    prints the overall line."""
+    b = bench_summary(table)
+    for name in ("bench.json", "bench.md", "bench.png"):
+        if (out / name).exists():
+            raise UserError(f"{out / name} exists; results are never overwritten")
+    (out / "bench.json").write_text(json.dumps(b, indent=1))
+    (out / "bench.md").write_text(bench_text(b, device))
+    plots.bench_ratios(b, out / "bench.png", f"perfmodel bench on {device}: the model's pick against its peers")
+    o = b["overall"]
+    f = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
+    print(f"bench: {o['shapes']} shapes, the pick at {f(o['geomean_vs_cublas'])} cuBLAS and {f(o['geomean_vs_triton'])} Triton "
+          f"(geometric means); its prediction within 8 % on {o['pick_within_8pct']}; {out / 'bench.md'}")
+    return b

@@ -1,0 +1,55 @@
+"""`perfmodel bench`: the model's pick per corpus shape against cuBLAS and the Triton peer, replayed from the
+recorded run on the CPU (the ratios are measurements; the pick's error is today's model on its binary)."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from perfmodel.analysis import bench_summary, bench_text, load_run, rows, run_facts, run_figures
+from perfmodel.cli import main
+from perfmodel.measure.records import PEERS
+from perfmodel.shapes import select
+
+RUN = Path(__file__).resolve().parent.parent / "results" / "20261124-072302-h100-sxm-bench-all"
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    run = load_run(RUN)
+    return run, rows(run, run_figures(RUN), run_facts(run, RUN))
+
+
+def test_the_bench_run_measured_every_shape_but_the_holdout_beside_both_peers(replayed):
+    run, _ = replayed
+    shapes = {s.name for s in select("all", holdout=False)}
+    assert {m.shape for m in run.measurements} == shapes and all(m.verified for m in run.measurements)
+    for name in shapes:
+        got = sorted((m.group, m.kernel) for m in run.measurements if m.shape == name)
+        assert [g for g, _ in got] == ["baseline", "peer", "top"] and {k for _, k in got} >= set(PEERS)
+    # the Triton peer recorded its autotuned tiles apart from the plan's key
+    assert all(m.peer_config and m.config == {} for m in run.measurements if m.kernel == "triton")
+
+
+def test_ratios_and_geometric_means_are_the_measurements(replayed):
+    run, table = replayed
+    b = bench_summary(table)
+    meas = {(m.shape, m.kernel if m.kernel in PEERS else "pick"): m.gflops_median for m in run.measurements}
+    for d in b["shapes"]:
+        assert d["vs_cublas"] == pytest.approx(meas[(d["shape"], "pick")] / meas[(d["shape"], "cublas")])
+        assert d["vs_triton"] == pytest.approx(meas[(d["shape"], "pick")] / meas[(d["shape"], "triton")])
+    r = [d["vs_cublas"] for d in b["shapes"]]
+    assert b["overall"]["geomean_vs_cublas"] == pytest.approx(math.exp(sum(map(math.log, r)) / len(r)))
+    assert sum(g["shapes"] for g in b["by_class"].values()) == b["overall"]["shapes"] == len(b["shapes"])
+    # the recorded comparison (written on the GPU machine) has the same measured ratios
+    rec = json.loads((RUN / "bench.json").read_text())
+    assert rec["overall"]["geomean_vs_cublas"] == pytest.approx(b["overall"]["geomean_vs_cublas"])
+    assert rec["overall"]["geomean_vs_triton"] == pytest.approx(b["overall"]["geomean_vs_triton"])
+    text = bench_text(b, "H100")
+    assert text.count("\n| ") >= len(b["shapes"]) + len(b["by_class"]) + 2 and "| overall | 33 |" in text
+
+
+def test_bench_refuses_to_change_a_resumed_plan(capsys):
+    assert main(["bench", "--resume", str(RUN), "--shapes", "square"]) == 2
+    err = capsys.readouterr().err
+    assert "--shapes cannot change it" in err and len(err.strip().splitlines()) == 1
