@@ -96,15 +96,13 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
     cfgs = [KernelConfig.make(m.kernel, **m.config) for m in run.measurements if m.kernel not in PEERS]
     if len(cfgs) > 8 and hasattr(rf, "prebuild"):  # build what the replay needs in parallel, not one at a time
         rf.prebuild(cfgs)
-    cublas = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "cublas" and m.verified}
-    triton = {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == "triton" and m.verified}
+    peers = {p: {(m.M, m.N, m.K): m.gflops_median for m in run.measurements if m.kernel == p and m.verified} for p in PEERS}
     out = []
     for m in run.measurements:
         r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape), holdout=is_holdout(m.shape),
                  M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
                  verified=m.verified, verification=m.verification, registers=m.registers,
-                 measured_gflops=m.gflops_median, cublas_gflops=cublas.get((m.M, m.N, m.K)),
-                 triton_gflops=triton.get((m.M, m.N, m.K)))
+                 measured_gflops=m.gflops_median, **{f"{p}_gflops": peers[p].get((m.M, m.N, m.K)) for p in PEERS})
         if m.timing:
             r.update(median_ms=m.timing.median_ms, q10_ms=m.timing.q10_ms, q90_ms=m.timing.q90_ms,
                      spread_pct=100 * (m.timing.q90_ms - m.timing.q10_ms) / m.timing.median_ms,

@@ -29,12 +29,6 @@ def available() -> Optional[str]:
     return None if torch.cuda.is_available() else "torch sees no CUDA GPU"
 
 
-def version() -> str:
-    import triton
-
-    return triton.__version__
-
-
 def _kernel():
     """The autotuned Triton matmul (built once)."""
     global _KERNEL

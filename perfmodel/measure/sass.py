@@ -261,12 +261,8 @@ def without_aux_kernels(sass: str) -> str:
     marks = list(_SECTION.finditer(sass))
     if not any(m.group(1) in AUX_KERNELS for m in marks):
         return sass
-    keep, last = [sass[:marks[0].start()]], marks[0].start()
-    for m, nxt in zip(marks, marks[1:] + [None]):
-        end = len(sass) if nxt is None else nxt.start()
-        if m.group(1) not in AUX_KERNELS:
-            keep.append(sass[m.start():end])
-    return "".join(keep)
+    ends = [m.start() for m in marks[1:]] + [len(sass)]
+    return sass[:marks[0].start()] + "".join(sass[m.start():e] for m, e in zip(marks, ends) if m.group(1) not in AUX_KERNELS)
 
 
 def listing_facts(sass: str) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tomli_w
 
-from ..analysis import run_figures, write_derived
+from ..analysis import is_bench, run_figures, write_derived
 from ..catalogue import LAUNCH_PARAMS, KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
@@ -311,10 +311,7 @@ def _resume_hint(out: Path):
 
 def _command(out: Path) -> str:
     """The command that resumes the shape run in `out` (bench for a bench run)."""
-    try:
-        return "bench" if Plan.model_validate_json((out / "plan.json").read_text()).bench else "validate"
-    except (OSError, ValueError):
-        return "validate"
+    return "bench" if is_bench(out) else "validate"
 
 
 def _config(p: PlannedPoint):
@@ -448,7 +445,7 @@ def _finish(out: Path, failed: int = 0) -> int:
     derived = _derive(out)
     s = derived["summary"]
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %; results in {out}")
-    if Plan.model_validate_json((out / "plan.json").read_text()).bench:
+    if is_bench(out):
         try:
             from ..report.reports import write_bench  # matplotlib
 
