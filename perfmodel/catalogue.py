@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict
 from .errors import UserError
 from .paths import data_dir
 
-PARAM_NAMES = ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter", "splits")
+PARAM_NAMES = ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter", "splits", "stages")
 # parameters set at launch, not compiled in (split_k's slices of K: the grid's z dimension)
 LAUNCH_PARAMS = ("splits",)
 SPLITS_MAX = 64
+STAGES = (2, 4)  # async_pipeline's ring of shared-memory buffers: least and most
 # design choices (kernels/manifest.toml `choices`): name -> legal values in any kernel; b_pad is padded's width
 CHOICES = {"thread_tile": ("contiguous", "quadrants"), "double_buffer": ("off", "on"), "load_width": (1, 4),
            "a_transposed": ("yes", "no"), "frag_width": (1, 4), "b_layout": ("plain", "padded", "permuted")}
@@ -44,10 +45,14 @@ class KernelSpec(BaseModel):
     smem_read_vector: Literal[1, 4]
     a_transposed: bool
     quadrants: bool
-    buffers: Literal[1, 2]
+    buffers: Literal[1, 2, 3, 4]  # 2: double buffering; 3, 4: a ring (async_pipeline: its default stages)
     barriers_per_tile: int
     choices: dict[str, list[int | str]] = {}
     same_code: Optional[str] = None
+    staging: Literal["registers", "async"] = "registers"  # global -> shared through registers, or cp.async
+    a_pad: int = 0  # floats that pad each row of an A tile stored [bm][bk] (async_pipeline: bk + 4)
+    min_cc: Optional[str] = None  # the oldest compute capability the kernel runs on (cp.async: 8.0)
+    sampled: bool = True  # in `validate --seed N`'s random sample (kernels added later are not: recorded plans stay)
 
 
 class Described(BaseModel):
@@ -102,6 +107,20 @@ def tiled_kernels() -> list[str]:
     return [k for k, s in kernel_specs().items() if s.uses_smem]
 
 
+def runs_on(spec: KernelSpec, compute_capability: str) -> bool:
+    """Whether the kernel runs on GPUs of this compute capability (`min_cc`: cp.async needs 8.0)."""
+    version = lambda cc: tuple(map(int, cc.split(".")))  # noqa: E731
+    return spec.min_cc is None or version(compute_capability) >= version(spec.min_cc)
+
+
+def not_applicable(spec: KernelSpec, device) -> Optional[str]:
+    """Why the kernel cannot run on the device (a compute capability older than it needs), or None."""
+    if not runs_on(spec, device.compute_capability):
+        return (f"{spec.id} needs compute capability {spec.min_cc} or newer (cp.async); {device.name} has "
+                f"{device.compute_capability}")
+    return None
+
+
 def get_kernel(kernel: str) -> KernelSpec:
     specs = kernel_specs()
     if kernel not in specs:
@@ -123,6 +142,7 @@ class KernelConfig(BaseModel):
     wn: Optional[int] = None
     wn_iter: Optional[int] = None
     splits: Optional[int] = None  # split_k: slices of K (split_slices)
+    stages: Optional[int] = None  # async_pipeline: shared-memory buffers in its ring
     # design choices (None where the kernel has no such choice; see CHOICES)
     thread_tile: Optional[Literal["contiguous", "quadrants"]] = None
     double_buffer: Optional[Literal["off", "on"]] = None
@@ -186,6 +206,9 @@ class KernelConfig(BaseModel):
 
     @property
     def buffers(self) -> int:
+        """Shared-memory buffers of the k-tile loop: 2 with double buffering, `stages` in a ring."""
+        if self.stages is not None:
+            return self.stages
         return (2 if self.double_buffer == "on" else 1) if self.double_buffer is not None else self.spec.buffers
 
     @property
@@ -213,7 +236,7 @@ class KernelConfig(BaseModel):
     @property
     def wm_iter(self) -> int:
         """warp_tiled: wm_iter = wm*wn / (32*tm*tn*wn_iter)."""
-        if self.kernel != "warp_tiled":
+        if self.spec.mapping != "warp_tiled":
             return 1
         return (self.wm * self.wn) // (WARP * self.tm * self.tn * self.wn_iter)
 
@@ -236,7 +259,11 @@ class KernelConfig(BaseModel):
         """Static shared memory: buffers x (bm*bk + bk*bn) floats."""
         if not self.spec.uses_smem:
             return 0
-        return self.buffers * (self.bm * self.bk + self.bk * self.b_row) * FLOAT_BYTES
+        return self.buffers * (self.bm * (self.bk + self.spec.a_pad) + self.bk * self.b_row) * FLOAT_BYTES
+
+    def extra_params(self) -> dict[str, int]:
+        """The parameters the sweep's table has no column for (async_pipeline's stages, split_k's splits)."""
+        return {k: getattr(self, k) for k in ("stages", "splits") if k in self.spec.params}
 
     def params(self) -> dict[str, int | str]:
         """Tile parameters and the design choices that differ from the kernel's defaults (so a default
@@ -252,13 +279,14 @@ class KernelConfig(BaseModel):
         kernels that pass global loads through registers (float4 kernels)."""
         s = self.spec
         frags = (self.tm + self.tn) * (2 if self.buffers == 2 else 1)
-        if self.kernel == "warp_tiled":
-            frags = self.wm_iter * self.tm + self.wn_iter * self.tn
+        if s.mapping == "warp_tiled":
+            # A stored [bm][bk] (async_pipeline) is read 4 k steps at a time (LDS.128 along k): 4 x its fragments
+            frags = self.wm_iter * self.tm * (4 if s.staging == "async" else 1) + self.wn_iter * self.tn
             acc = self.wm_iter * self.wn_iter * self.tm * self.tn
         else:
             acc = self.tm * self.tn
         staging = 0
-        if (s.gmem_vector == 4 or self.gmem_vector == 4) and self.threads:
+        if (s.gmem_vector == 4 or self.gmem_vector == 4) and self.threads and s.staging == "registers":
             staging = (self.bm * self.bk + self.bk * self.bn) // self.threads
         return acc + frags + staging + 32
 
@@ -278,6 +306,8 @@ class KernelConfig(BaseModel):
             if not cond:
                 out.append((name, msg))
 
+        if "stages" in s.params:
+            need(STAGES[0] <= self.stages <= STAGES[1], "stages", f"stages={self.stages} must be {STAGES[0]} to {STAGES[1]}")
         if s.mapping == "warp_tiled":
             need(self.bm % self.wm == 0, "divisibility", f"bm={self.bm} is not a multiple of wm={self.wm}")
             need(self.bn % self.wn == 0, "divisibility", f"bn={self.bn} is not a multiple of wn={self.wn}")
@@ -312,7 +342,9 @@ class KernelConfig(BaseModel):
             if v == 4:
                 need(self.bk % 4 == 0, "float4_alignment", f"bk={self.bk} is not a multiple of 4 (float4 loads of A along k)")
                 need(self.bn % 4 == 0, "float4_alignment", f"bn={self.bn} is not a multiple of 4 (float4 loads of B)")
-            if s.smem_read_vector == 4:  # the register-tile kernels (tile_f4.cuh): float4 stores of C
+            if s.staging == "async":  # A read as stored, B as float4 (kernels/11_async_pipeline.cu)
+                need(self.tn % 4 == 0, "float4_alignment", f"tn={self.tn} is not a multiple of 4 (float4 reads of B, float4 stores of C)")
+            elif s.smem_read_vector == 4:  # the register-tile kernels (tile_f4.cuh): float4 stores of C
                 out += self._tile_f4_violations()
         return out
 
@@ -349,6 +381,9 @@ class KernelConfig(BaseModel):
     def device_violations(self, device) -> list[tuple[str, str]]:
         """Checks against a device: shared memory per block, threads, registers per thread."""
         out = []
+        why = not_applicable(self.spec, device)
+        if why:
+            return [("compute_capability", why)]
         lim = device.limits
         if self.threads > lim.max_threads_per_block:
             out.append(("threads_per_block", f"threads per block = {self.threads} exceeds {device.name}'s {lim.max_threads_per_block}"))
@@ -401,6 +436,7 @@ class ParamProbe:
     _tile_f4_violations = KernelConfig._tile_f4_violations
     device_violations = KernelConfig.device_violations
     params = KernelConfig.params
+    extra_params = KernelConfig.extra_params
     label = KernelConfig.label
 
     def config(self) -> KernelConfig:
@@ -411,7 +447,7 @@ class ParamProbe:
 VALUES = {
     "bm": (16, 32, 64, 128, 256), "bn": (16, 32, 64, 128, 256), "bk": (4, 8, 16, 32, 64),
     "tm": (1, 2, 4, 8, 16), "tn": (1, 2, 4, 8, 16), "wm": (16, 32, 64, 128), "wn": (16, 32, 64, 128),
-    "wn_iter": (1, 2, 4, 8), "splits": (2, 3, 4, 6, 8, 12, 16, 24, 32),
+    "wn_iter": (1, 2, 4, 8), "splits": (2, 3, 4, 6, 8, 12, 16, 24, 32), "stages": (2, 3, 4),
 }
 
 

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .catalogue import KernelConfig, kernel_ids
+from .catalogue import KernelConfig, get_kernel, kernel_ids, not_applicable
 from .model import terms as T
 from .model import uncertainty as U
 from .model.figures import Figures
@@ -113,7 +113,8 @@ def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = 20,
                          from_binary=i in rk.refined)
 
     M, N, K = problem.M, problem.N, problem.K
-    na = {k: "no configuration of it is valid on this device" for k in kernel_ids() if k not in seen}
+    na = {k: not_applicable(get_kernel(k), fig.device) or "no configuration of it is valid on this device"
+          for k in kernel_ids() if k not in seen}
     return Choice(device=fig.device.name, figures=fig.kind, M=M, N=N, K=K, considered=rk.considered, valid=len(rk.configs),
                   pick=cand(first), runners=[cand(i) for i in order[1: runners + 1]],
                   best_per_kernel=[cand(i) for i in best_of if i != first], not_applicable=na), rk

@@ -12,7 +12,7 @@ import traceback
 from typing import Optional, Sequence
 
 from .commands import accuracy, choose, devices, measure, predict, report, sweep
-from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, SPLITS_MAX, ladder_help
+from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, SPLITS_MAX, STAGES, ladder_help
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
 
@@ -131,6 +131,7 @@ def _add_tile(p):
     for name in ("bm", "bn", "bk", "tm", "tn", "wm", "wn"):
         p.add_argument(f"--{name}", type=positive_int, help=f"tile parameter {name}")
     p.add_argument("--wn-iter", dest="wn_iter", type=positive_int, help="warp_tiled: column sub-tiles per warp")
+    p.add_argument("--stages", type=positive_int, help=f"async_pipeline: shared-memory buffers in its cp.async ring ({STAGES[0]}-{STAGES[1]})")
     p.add_argument("--splits", type=positive_int, help=f"split_k: slices of K (2-{SPLITS_MAX}; a second kernel sums them)")
     g = p.add_argument_group("design choices (kernels/manifest.toml `choices`; default: the kernel's own)")
     g.add_argument("--thread-tile", dest="thread_tile", choices=CHOICES["thread_tile"],

@@ -185,7 +185,7 @@ class RunFacts:
         has_edge = cfg.spec.uses_smem and edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk)[1] > 0
         edge_program = self.edge_program(cfg) if has_edge else None
         prefetch, pf_src = None, "source"
-        if cfg.buffers == 2:
+        if cfg.buffers >= 2:
             if m.prefetch_fraction is not None:
                 prefetch, pf_src = m.prefetch_fraction, "SASS of the binary that ran"
             else:

@@ -230,3 +230,21 @@ def test_split_k_correct_and_bit_identical_on_every_run(gpu, M, N, K):
             assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
             outs.append(gpu.drv.from_device(prob.C, (M, N), np.float32))
         assert np.array_equal(outs[0], outs[1]), f"{cfg.label()} {M}x{N}x{K}: two runs differ"
+
+
+@pytest.mark.parametrize("M,N,K", [(512, 512, 1024), (129, 257, 67), (100, 36, 513), (1, 1, 1)])
+def test_async_pipeline_correct_at_every_depth(gpu, M, N, K):
+    """async_pipeline's ring of 2, 3 and 4 buffers, interior (512^2 x 1024) and through the edge body
+    (cp.async of 4 bytes with zeros beyond the matrix), and a tile shape other than the default."""
+    from perfmodel.measure.gpu import Problem
+
+    prob = Problem(gpu, M, N, K, seed=11)
+    cfgs = [KernelConfig.make("async_pipeline", stages=s) for s in (2, 3, 4)]
+    cfgs.append(KernelConfig.make("async_pipeline", bm=64, bn=128, bk=16, tm=4, tn=4, wm=32, wn=64, wn_iter=2, stages=3))
+    for cfg in cfgs:
+        fn = gpu.function(cfg)
+        prob.poison()
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+        gpu.sync()
+        ok, err, how = prob.verify()
+        assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"

@@ -54,7 +54,7 @@ def run(a) -> int:
     for r, i in enumerate(rk.order[: a.top], 1):
         c = configs[i]
         rows.append(dict(rank=r, kernel=c.kernel, **{k: getattr(c, k) for k in PARAM_NAMES},
-                         choices=",".join(f"{k}={v}" for k, v in c.changed_choices().items()),
+                         choices=",".join(f"{k}={v}" for k, v in {**c.extra_params(), **c.changed_choices()}.items()),
                          threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
                          from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
                          blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
@@ -90,8 +90,8 @@ def run(a) -> int:
     for name, n in why.most_common():
         print(f"  invalid: {n:6d} first violate {name}")
     print(f"{'#':>3} {'kernel':18} {'bm':>4} {'bn':>4} {'bk':>3} {'tm':>3} {'tn':>3} {'wm':>4} {'wn':>4} {'wni':>3} "
-          f"{'GFLOPS':>9} {'90 % interval':>17} {'P>#1':>5} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}  design choices "
-          f"changed from the kernel's defaults")
+          f"{'GFLOPS':>9} {'90 % interval':>17} {'P>#1':>5} {'%peak':>6} {'occ%':>5} {'limiter':>13} {'bound':>8}  stages, splits and the design "
+          f"choices changed from the kernel's defaults")
     for r in rows:
         f = lambda v: "-" if v is None else str(v)  # noqa: E731
         pb = "" if r["rank"] == 1 else f"{100 * r['p_faster_than_first']:4.0f}%"

@@ -12,7 +12,7 @@ from ..catalogue import LAUNCH_PARAMS, KernelConfig
 from ..paths import cache_dir, data_dir, write_json_atomic
 from . import toolchain
 
-MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER",
+MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER", "stages": "STAGES",
           "thread_tile": "THREAD_TILE", "double_buffer": "DOUBLE_BUFFER", "load_width": "LOAD_WIDTH",
           "a_transposed": "A_TRANSPOSED", "frag_width": "FRAG_WIDTH", "b_layout": "B_LAYOUT", "b_pad": "B_PAD"}
 # the design choices' values as the kernels' macros take them (kernels/tile_f4.cuh)

@@ -254,8 +254,8 @@ def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str,
             run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
             extra = dict(registers=fn.num_regs, spill_bytes=int(fn.local_size_bytes), smem_bytes=int(fn.shared_size_bytes),
                          driver_blocks_per_sm=gpu.driver_blocks_per_sm(cfg, cubin))
-            facts = facts_of_cubin(cubin) if cfg.buffers == 2 or extra["spill_bytes"] else None
-            if cfg.buffers == 2:
+            facts = facts_of_cubin(cubin) if cfg.buffers >= 2 or extra["spill_bytes"] else None
+            if cfg.buffers >= 2:
                 extra["prefetch_fraction"] = None if facts is None else facts["prefetch_fraction"]
             if extra["spill_bytes"]:
                 extra["local_tile_bytes"] = local_bytes_per_tile(facts, cfg)

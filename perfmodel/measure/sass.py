@@ -80,13 +80,15 @@ def ops(sass: str) -> list[str]:
 def prefetch_fraction(opcodes: list[str]) -> float:
     """Share of one loop iteration's FFMAs issued after its last global load, on the interior path
     (before the first EXIT), between the prologue's barrier and the next one: the part of the
-    compute phase that can hide the next tile's loads (1: loads first, 0: loads sunk below the FFMAs)."""
+    compute phase that can hide the next tile's loads (1: loads first, 0: loads sunk below the FFMAs).
+    A ring of buffers filled by cp.async (async_pipeline) has no barrier before its loop: its one barrier
+    opens each iteration, and the region runs from it to the end of the interior path."""
     end = opcodes.index("EXIT") if "EXIT" in opcodes else len(opcodes)
     body = opcodes[:end]
     bars = [i for i, op in enumerate(body) if op.startswith("BAR")]
-    if len(bars) < 2:
+    if not bars:
         return 0.0
-    region = body[bars[0] + 1:bars[1]]
+    region = body[bars[0] + 1:bars[1]] if len(bars) >= 2 else body[bars[0] + 1:]
     ffma = [i for i, op in enumerate(region) if op.startswith("FFMA")]
     ldg = [i for i, op in enumerate(region) if op.startswith("LDG")]
     if len(ffma) < BIG_FFMA_BLOCK or not ldg:
@@ -306,7 +308,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass6"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass7"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -342,7 +344,7 @@ def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         local_tile = 0.0 if local and not usage["spill_stores"] else None
     return dict(registers=usage["registers"], local_bytes=local, spill_stores=usage["spill_stores"], arch=usage["arch"],
                 toolchain=usage["toolchain"], sass_arch=facts["arch"] if facts else None,
-                prefetch=facts["prefetch_fraction"] if facts and cfg.buffers == 2 else None,
+                prefetch=facts["prefetch_fraction"] if facts and cfg.buffers >= 2 else None,
                 local_tile_bytes=local_tile,
                 program=facts.get("loop_program") if facts else None,
                 edge_program=facts.get("edge_loop_program") if facts else None)

@@ -14,7 +14,7 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import is_bench, run_figures, write_derived
-from ..catalogue import LAUNCH_PARAMS, KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
+from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
@@ -38,12 +38,12 @@ SWEEP_TOTAL = 104
 
 def sweep_sample(device, total: int = SWEEP_TOTAL, seed: int = 0) -> list[KernelConfig]:
     """A fixed random sample of valid tiled configs, stratified by kernel (equal shares; a kernel with
-    fewer valid configs gives all it has and the rest is shared out), defaults excluded. Kernels with a
-    launch parameter (split_k, made for outputs with fewer tiles than the GPU holds) are not sampled on
-    the square sizes: they are measured where they apply, in the shape runs, and the recorded plans stay
-    what they were."""
+    fewer valid configs gives all it has and the rest is shared out), defaults excluded. Kernels the
+    manifest marks `sampled = false` (those added after the recorded validate runs: split_k, async_pipeline)
+    are left out, so a seed's plan stays the one its run measured; they are measured by the ladder, the
+    shape runs, bench and sweep."""
     pools = {}
-    for k in (k for k in tiled_kernels() if not set(get_kernel(k).params) & set(LAUNCH_PARAMS)):
+    for k in (k for k in tiled_kernels() if get_kernel(k).sampled):
         valid, _, _ = enumerate_configs(device, (k,), choices=False)  # each kernel with its own choices
         default = KernelConfig.make(k)
         pools[k] = [c for c in valid if c != default]

@@ -40,7 +40,7 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
             return trow * tm + i, tcol * tn + j
         return ((i // (tm // 2)) * (bm // 2) + trow * tm // 2 + i % (tm // 2),
                 (j // (tn // 2)) * (bn // 2) + tcol * tn // 2 + j % (tn // 2))
-    if k == "warp_tiled":
+    if cfg.spec.mapping == "warp_tiled":  # steps 9 and 11
         wm, wn, wni = cfg.wm, cfg.wn, cfg.wn_iter
         wmi = (wm * wn) // (32 * tm * tn * wni)
         wsubm, wsubn = wm // wmi, wn // wni

@@ -40,6 +40,8 @@ def _structure(cfg: KernelConfig) -> tuple:
     warps = thr / 32
     if s.uses_smem:
         lds_i, lds_w, sts_i, sts_w = smem_counts(cfg)
+        if s.staging == "async":  # cp.async writes shared memory (the wavefronts count) from its LDGSTS, counted as ldg
+            sts_i = 0.0
         ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (cfg.gmem_vector * thr)
         l1_w = 0.0
         bk = cfg.bk
@@ -345,7 +347,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                       dram_bpc=ll.dram_bytes_per_clock, port_bpc=fig.l2_port_bytes_per_clock,
                       smem_latency=lat.smem_latency_cycles)
     pf = np.array([1.0 if bf.prefetch is None else float(bf.prefetch) for bf in builds])
-    kind = np.where(r.uses_smem > 0, np.where((r.buffers == 2) & (pf > 0), 2, 1), 0)
+    kind = np.where(r.uses_smem > 0, np.where((r.buffers >= 2) & (pf > 0), 2, 1), 0)
     exposed_k = (t.mem_latency + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
                       dram_bytes=t.dram_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
@@ -365,7 +367,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     if i.has_program.any():
         sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device)
         sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device)
-    args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf,
+    args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full)
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),

@@ -130,6 +130,17 @@ def _inner_loop_reads(cfg, k: int, warp: int):
         trow, tcol = t // tpr, t % tpr
         reads += [((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else []
         reads += merged([k * bn + tcol * tn + j for j in range(tn)])
+    elif cfg.spec.staging == "async":  # kernels/11_async_pipeline.cu: A as stored ([bm][bk + a_pad]), B float4
+        w = t // 32
+        lane = t % 32
+        wrow, wcol = w // (bn // cfg.wn), w % (bn // cfg.wn)
+        wsubm, wsubn = cfg.wm // cfg.wm_iter, cfg.wn // cfg.wn_iter
+        trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
+        stride = bk + cfg.spec.a_pad
+        for wi in range(cfg.wm_iter):
+            reads += [((wrow * cfg.wm + wi * wsubm + trow * tm + i) * stride + k, a_vec) for i in range(tm)] if a_now else []
+        for wj in range(cfg.wn_iter):
+            reads += [(k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j, 4) for j in range(0, tn, 4)]
     elif cfg.kernel == "warp_tiled":
         w = t // 32
         lane = t % 32
@@ -160,10 +171,18 @@ def _inner_loop_reads(cfg, k: int, warp: int):
 
 def _tile_stores(cfg, warp: int):
     """(addresses, width) of every shared-memory store one warp issues per k-tile (tile_plain.cuh,
-    tile_f4.cuh store_tile)."""
+    tile_f4.cuh store_tile; async_pipeline's cp.async writes, which are LDGSTS, not STS, instructions)."""
     t = _lanes(warp)
     T, bm, bn, bk = cfg.threads, cfg.bm, cfg.bn, cfg.bk
     stores = []
+    if cfg.spec.staging == "async":  # cp.async's 16-byte writes: A [bm][bk + a_pad], B [bk][bn]
+        for r in range(bm * bk // (4 * T)):
+            e = t + r * T
+            stores.append(((e // (bk // 4)) * (bk + cfg.spec.a_pad) + (e % (bk // 4)) * 4, 4))
+        for r in range(bk * bn // (4 * T)):
+            e = t + r * T
+            stores.append(((e // (bn // 4)) * bn + (e % (bn // 4)) * 4, 4))
+        return stores
     f4_family = cfg.spec.smem_read_vector == 4  # tile_f4.cuh's layouts; the others keep A [bm][bk], B [bk][bn]
     if cfg.gmem_vector == 1:
         for r in range(bm * bk // T):

@@ -61,7 +61,7 @@ def issue_counts(threads, ffma_per_thread, lds_block, sts_block, ldg_per_thread,
     ffma = warps * ffma_per_thread
     ldg = warps * ldg_per_thread
     bar = warps * barriers
-    other = warps * np.where(uses_smem > 0, 3.0 + ldg_per_thread + 2.0 * (buffers == 2), 2.0)
+    other = warps * np.where(uses_smem > 0, 3.0 + ldg_per_thread + 2.0 * (buffers >= 2), 2.0)
     return ffma, np.asarray(lds_block, float), np.asarray(sts_block, float), ldg, bar, other
 
 
@@ -162,7 +162,8 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     all request their next tile at once, so a block without prefetch waits the load latency plus
     the transfer of the SM's whole burst after its compute phase max(issue, smem); with double
     buffering only what outlasts the compute phase is exposed: the share `hide` of the compute
-    phase that the binary issues after the loads (measure.sass). Nothing couples different SMs,
+    phase that the binary issues after the loads (measure.sass); a ring of s buffers (async_pipeline)
+    has s - 1 tiles in flight, so `hide` spans s - 1 compute phases. Nothing couples different SMs,
     so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
     share (the l2 term). Without a measured port the share is used (datasheets do not give it).
