@@ -113,6 +113,11 @@ def runs_on(spec: KernelSpec, compute_capability: str) -> bool:
     return spec.min_cc is None or version(compute_capability) >= version(spec.min_cc)
 
 
+def ladder_on(compute_capability: str) -> list[str]:
+    """The kernel ids that run on GPUs of this compute capability, in ladder order (what validate measures)."""
+    return [k for k, spec in kernel_specs().items() if runs_on(spec, compute_capability)]
+
+
 def not_applicable(spec: KernelSpec, device) -> Optional[str]:
     """Why the kernel cannot run on the device (a compute capability older than it needs), or None."""
     if not runs_on(spec, device.compute_capability):

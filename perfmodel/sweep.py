@@ -74,6 +74,7 @@ class Ranking:
     seconds: float  # the closed form's time
     refined_batch: Optional[PredictionBatch] = None  # the refined configs' batch (`refined_at`: their rows in it)
     refined_at: dict = field(default_factory=dict)
+    scale: Optional[np.ndarray] = None  # per config, the factor kernel_scale gave its closed form (1 where refined)
 
     @property
     def order(self) -> np.ndarray:
@@ -92,6 +93,8 @@ class Ranking:
                 src = self.refined_batch if refined else self.batch
                 rows = [self.batch_of(idx[j])[1] for j in pos]
                 out[:, pos] = U.draw_gflops(src, rows, U.draw_times(src, rows))
+                if not refined and self.scale is not None:  # the kernel's closed-form scale (kernel_scale)
+                    out[:, pos] *= self.scale[[idx[j] for j in pos]]
         return out
 
     def intervals(self, idx: Sequence[int]) -> dict[str, np.ndarray]:
@@ -105,18 +108,38 @@ class Ranking:
         return out
 
 
+PER_KERNEL = 3  # refine_set: each kernel's closed-form top with its own choices, re-predicted from binaries
+
+
 def refine_set(configs: Sequence[KernelConfig], gflops: np.ndarray, top: int) -> list[int]:
     """Which configurations to re-predict from their binaries: the closed form's top `top`, and where the
     ranking holds design choices, also its top `top` of the configurations with their kernels' own
     choices. The closed form is biased towards the choices (+5.0 % over the 285 recorded points that
     change one, -0.3 % over the 2,090 that do not: docs/kernels.md), so its top can fill with variants
-    of a few tiles and leave out the defaults that the binaries would rank first."""
+    of a few tiles and leave out the defaults that the binaries would rank first. The closed form's bias
+    differs by kernel too (async_pipeline's top at 4096: +10 % against its binaries' 41 TFLOPS), so one
+    kernel can fill both lists: the top PER_KERNEL of each kernel with its own choices are added as well,
+    and the binaries decide between kernels."""
     order = np.argsort(-np.asarray(gflops), kind="stable")
     idx = [int(i) for i in order[:top]]
+    if top <= 0:
+        return idx
+    seen = set(idx)
     if any(configs[i].changed_choices() for i in idx):
-        seen = set(idx)
         plain = (int(i) for i in order if not configs[i].changed_choices())
         idx += [i for i in itertools.islice(plain, top) if i not in seen]
+        seen = set(idx)
+    kernels = {c.kernel for c in configs}
+    if len(kernels) > 1:
+        taken = {k: 0 for k in kernels}
+        for i in order:
+            c = configs[int(i)]
+            if taken[c.kernel] < PER_KERNEL and not c.changed_choices():
+                taken[c.kernel] += 1
+                if int(i) not in seen:
+                    idx.append(int(i))
+            if all(n >= PER_KERNEL for n in taken.values()):
+                break
     return idx
 
 
@@ -137,7 +160,22 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
     rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
     for k, (i, _) in enumerate(keep):
         g[i] = rb.gflops[k]
+    g = g * kernel_scale(configs, np.asarray(gflops, dtype=float), g, {i for i, _ in keep})
     return g, {i for i, _ in keep}, rb, {i: k for k, (i, _) in enumerate(keep)}
+
+
+def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g: np.ndarray, refined: set) -> np.ndarray:
+    """Per configuration, the factor its closed-form GFLOPS takes in the ranking: 1 where it was re-predicted
+    from its binary; else, where its kernel's re-predicted configurations came out slower than their closed
+    form, the median of their binary / closed-form ratios (never above 1). So a kernel whose closed form is
+    optimistic for this problem cannot rank configurations nobody built above the ones whose binaries
+    were read (refine_set takes each kernel's top, so every kernel has some)."""
+    ratios: dict[str, list[float]] = {}
+    for i in refined:
+        if closed[i] > 0:
+            ratios.setdefault(configs[i].kernel, []).append(refined_g[i] / closed[i])
+    factor = {k: min(1.0, float(np.median(r))) for k, r in ratios.items()}
+    return np.array([1.0 if i in refined else factor.get(c.kernel, 1.0) for i, c in enumerate(configs)])
 
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
@@ -151,5 +189,7 @@ def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     dt = time.perf_counter() - t0
     gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress)
+    scale = np.where([i in refined for i in range(len(configs))], 1.0, gflops / np.maximum(bt.gflops, 1e-30)) if refined else None
     return Ranking(configs=configs, invalid_by_constraint=why, considered=total, batch=bt, gflops=gflops, refined=refined,
+                   scale=scale,
                    seconds=dt, refined_batch=rb, refined_at=at)

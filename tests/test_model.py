@@ -7,15 +7,15 @@ from hypothesis import given, settings, strategies as st
 from perfmodel import KernelConfig, kernel_ids, load_device, predict, predict_batch, shipped_devices
 from perfmodel.model.smem_banks import smem_counts, wavefronts
 from perfmodel.model.terms import dram_bytes, l2_to_sm_bytes
-from perfmodel.catalogue import enumerate_configs
+from perfmodel.catalogue import enumerate_configs, get_kernel, runs_on
 from perfmodel.facts import BuildFacts
 from perfmodel.model import Problem
 
 DEVICES = sorted(shipped_devices())
 
 
-@pytest.mark.parametrize("dev", DEVICES)
-@pytest.mark.parametrize("kernel", kernel_ids())
+@pytest.mark.parametrize("kernel,dev", [(k, d) for k in kernel_ids() for d in DEVICES
+                                        if runs_on(get_kernel(k), load_device(d).compute_capability)])
 def test_every_kernel_on_every_device_predicts_with_explanation(dev, kernel):
     d = load_device(dev)
     p = predict(d, KernelConfig.make(kernel), 4096)

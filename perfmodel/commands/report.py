@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import facts
 from ..analysis import is_bench, run_figures, write_derived
-from ..catalogue import KernelConfig, get_kernel, kernel_ids
+from ..catalogue import KernelConfig, get_kernel, kernel_ids, runs_on
 from ..errors import UserError
 from ..model.figures import Figures
 from ..model.predict import predict
@@ -31,7 +31,7 @@ def roofline(a) -> int:
     out = _out_file(a.output)
     fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
     dev = fig.device
-    kernels = a.kernel or kernel_ids()
+    kernels = a.kernel or [k for k in kernel_ids() if runs_on(get_kernel(k), dev.compute_capability)]
     for k in kernels:
         get_kernel(k)
     out.open("xb").close()  # an unwritable place fails here, before any compile

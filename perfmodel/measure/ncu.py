@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..catalogue import KernelConfig, kernel_ids
+from ..catalogue import KernelConfig, ladder_on
 from .gpu import Gpu, Problem
 
 METRICS = ",".join([
@@ -66,7 +66,7 @@ if __name__ == "__main__":  # the profiled child: each ladder kernel once at SIZ
     S = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
     gpu = Gpu()
     prob = Problem(gpu, S, S, S)
-    for k in kernel_ids():
+    for k in ladder_on(gpu.cc):
         cfg = KernelConfig.make(k)
         fn = gpu.function(cfg)
         print(f"kernel {k}", flush=True)

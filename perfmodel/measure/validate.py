@@ -14,7 +14,7 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import is_bench, run_figures, write_derived
-from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, kernel_ids, tiled_kernels
+from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, ladder_on, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
@@ -104,7 +104,7 @@ def variant_plan(device, seed: int = 0):
     fixed, refused = variant_configs(device)
     for line in refused:
         print(f"  not measured (invalid at the default tiles): {line}")
-    return ([("baseline", None, s)] + [("ladder", KernelConfig.make(k), s) for k in kernel_ids()]
+    return ([("baseline", None, s)] + [("ladder", KernelConfig.make(k), s) for k in ladder_on(device.compute_capability)]
             + [("variant", c, s) for c in fixed] + [("variant-random", c, s) for c in variant_sample(device, seed=seed)])
 
 
@@ -114,7 +114,7 @@ def plan(device, quick: bool, seed: int = 0):
     sizes = (2048,) if quick else LADDER_SIZES
     for s in sizes:
         pts.append(("baseline", None, s))
-        pts += [("ladder", KernelConfig.make(k), s) for k in kernel_ids()]
+        pts += [("ladder", KernelConfig.make(k), s) for k in ladder_on(device.compute_capability)]
     if not quick:
         pts += [("sweep", c, SWEEP_SIZE) for c in sweep_sample(device, seed=seed)]
     return pts
@@ -265,7 +265,7 @@ def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None =
     for j, sh in enumerate(shapes, 1):
         dims = dict(shape=sh.name, M=sh.M, N=sh.N, K=sh.K)
         pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
-        ladder = [KernelConfig.make(k) for k in kernel_ids()] if tune_top is None else []
+        ladder = [KernelConfig.make(k) for k in ladder_on(fig.device.compute_capability)] if tune_top is None else []
         pts += [PlannedPoint(group="ladder", kernel=c.kernel, config=c.params(), **dims) for c in ladder]
         rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=max(SHAPE_SASS, n_top))
         chosen = {c.label() for c in ladder}

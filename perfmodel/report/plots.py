@@ -21,8 +21,9 @@ DPI = 110
 
 
 def kernel_colors():
-    cmap = plt.get_cmap("tab10")
-    return {k: cmap(i % 10) for i, k in enumerate(kernel_ids())}
+    ids = kernel_ids()
+    cmap = plt.get_cmap("tab10" if len(ids) <= 10 else "tab20")
+    return {k: cmap(i % cmap.N) for i, k in enumerate(ids)}
 
 
 def _save(fig, out: Path):
