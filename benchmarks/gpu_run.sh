@@ -78,4 +78,4 @@ case "$what" in
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
-if [ -n "$new" ]; then tar czf "$OUT/results-$what.tar.gz" $new && echo "new results: $new"; fi
+if [ -n "$new" ]; then tar czf "$OUT/results-$what-$(date +%H%M%S).tar.gz" $new && echo "new results: $new"; fi
