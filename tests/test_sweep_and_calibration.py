@@ -354,3 +354,27 @@ def _mem_latency(dev, p):
     by = {lv.level: lv.bytes for lv in p.traffic}
     lat = F(dev).effective.latency
     return float(mem_latency(by["dram"], by["l2"], lat.l2_latency_cycles, lat.dram_latency_cycles)[0])
+
+
+def test_every_kernel_gets_its_top_built_and_an_optimistic_closed_form_is_scaled():
+    """sweep.refine_set adds each kernel's top PER_KERNEL (own choices) to the closed form's top; and
+    sweep.kernel_scale scales a kernel's unbuilt configurations by the median binary/closed-form ratio of
+    its built ones where that is below 1 (the closed form had put async_pipeline's unbuilt tiles above the
+    binaries' picks), leaving kernels whose binaries agree or beat the closed form alone."""
+    import numpy as np
+
+    from perfmodel.catalogue import enumerate_configs
+    from perfmodel.sweep import PER_KERNEL, kernel_scale, refine_set
+
+    dev = load_device("h100-sxm")
+    configs, _, _ = enumerate_configs(dev, ("async_pipeline", "warp_tiled"), choices=False)
+    is_async = np.array([c.kernel == "async_pipeline" for c in configs])
+    closed = np.where(is_async, 2.0, 1.0) + np.arange(len(configs)) * 1e-9  # async fills the closed form's top
+    idx = refine_set(configs, closed, 5)
+    assert sum(configs[i].kernel == "warp_tiled" for i in idx) == PER_KERNEL and len(set(idx)) == len(idx) == 5 + PER_KERNEL
+    binary = closed.copy()
+    binary[[i for i in idx if is_async[i]]] *= 0.4  # the binaries say async is slower than its closed form
+    binary[[i for i in idx if not is_async[i]]] *= 1.1  # and warp_tiled faster
+    scale = kernel_scale(configs, closed, binary, set(idx))
+    assert np.allclose(scale[[i for i in range(len(configs)) if i not in idx and is_async[i]]], 0.4)
+    assert np.all(scale[~is_async] == 1.0) and np.all(scale[idx] == 1.0)
