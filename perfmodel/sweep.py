@@ -117,7 +117,7 @@ def refine_set(configs: Sequence[KernelConfig], gflops: np.ndarray, top: int) ->
     choices. The closed form is biased towards the choices (+5.0 % over the 285 recorded points that
     change one, -0.3 % over the 2,090 that do not: docs/kernels.md), so its top can fill with variants
     of a few tiles and leave out the defaults that the binaries would rank first. The closed form's bias
-    differs by kernel too (async_pipeline's top at 4096: +10 % against its binaries' 41 TFLOPS), so one
+    differs by kernel too (async_pipeline's top ten at 4096: 45 TFLOPS, measured 35.6-41.3), so one
     kernel can fill both lists: the top PER_KERNEL of each kernel with its own choices are added as well,
     and the binaries decide between kernels."""
     order = np.argsort(-np.asarray(gflops), kind="stable")
