@@ -14,6 +14,7 @@ With `--runs RUN ...` (last), only those runs' builds.
     PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge] [--runs RUN ...]"""
 import hashlib
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -72,9 +73,9 @@ def build_old(commit: str, configs: list) -> list:
 def recorded_runs():
     """The raw.json records under results/ (only the runs named after `--runs`, where given)."""
     only = {Path(r).name for r in sys.argv[sys.argv.index("--runs") + 1:]} if "--runs" in sys.argv else None
-    for raw in sorted((ROOT / "results").glob("*/raw.json")):
+    for raw in sorted(p for p in (ROOT / "results").glob("*/raw.json*") if p.name in ("raw.json", "raw.json.xz")):
         if only is None or raw.parent.name in only:
-            yield json.loads(raw.read_text())
+            yield json.loads(lzma.decompress(raw.read_bytes()) if raw.suffix == ".xz" else raw.read_text())
 
 
 def held_with_stalls(held, key: str) -> bool:

@@ -19,6 +19,12 @@
 #   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
 #   bash benchmarks/gpu_run.sh tune-shapes CLASS K [SECONDS]  # perfmodel sweep --measure K --shapes CLASS (the
 #                                                       # detected device), stopped the same way; resume with `resume`
+#   bash benchmarks/gpu_run.sh fleet CLASS              # validate --shapes CLASS on one GPU (A), then A's plan measured
+#                                                       # again by one worker process (--gpus 0) and on the plain path
+#   bash benchmarks/gpu_run.sh fleet-repeat RUN N       # RUN's plan measured again N times more, alternately by one worker
+#                                                       # process (RUN-gpus0-rI) and on the plain path (RUN-again-rI)
+#   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
+#                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -75,6 +81,30 @@ case "$what" in
     cls=${2:?"bench needs a CLASS (or all)"}; secs=${3:-520}
     timeout -s INT "$secs" python3 -m perfmodel bench --shapes "$cls" > "$OUT/bench-$cls.log" 2>&1; echo "bench rc $?"
     grep -E "planned|points|still to measure|results in|^bench:|no Triton" "$OUT/bench-$cls.log" | tail -5 ;;
+  fleet)
+    cls=${2:?"fleet needs a CLASS"}
+    python3 -m perfmodel validate --shapes "$cls" > "$OUT/fleet-plain.log" 2>&1; echo "validate --shapes rc $?"
+    a=$(ls -d results/*-shapes-"${cls//_/-}" | sort | tail -1)
+    for b in "$a-gpus0" "$a-again"; do mkdir "$b"; cp "$a/plan.json" "$a/calibration.toml" "$b/"; done
+    tar czf "$OUT/results-fleet-a.tar.gz" "$a"
+    python3 -m perfmodel validate --resume "$a-gpus0" --gpus 0 > "$OUT/fleet-gpus0.log" 2>&1; echo "validate --resume --gpus 0 rc $?"
+    tar czf "$OUT/results-fleet-b.tar.gz" "$a-gpus0"
+    python3 -m perfmodel validate --resume "$a-again" > "$OUT/fleet-again.log" 2>&1; echo "validate --resume (plain) rc $?"
+    grep -h "^measured" "$OUT"/fleet-*.log ;;
+  fleet-repeat)
+    a=${2:?"fleet-repeat needs a RUN"}; n=${3:?"fleet-repeat needs N"}
+    for i in $(seq 2 $((n + 1))); do
+      for b in "$a-gpus0-r$i" "$a-again-r$i"; do mkdir "$b"; cp "$a/plan.json" "$a/calibration.toml" "$b/"; done
+      python3 -m perfmodel validate --resume "$a-gpus0-r$i" --gpus 0 > "$OUT/fleet-gpus0-r$i.log" 2>&1; echo "gpus0 r$i rc $?"
+      python3 -m perfmodel validate --resume "$a-again-r$i" > "$OUT/fleet-again-r$i.log" 2>&1; echo "plain r$i rc $?"
+      tar czf "$OUT/results-fleet-r$i.tar.gz" "$a-gpus0-r$i" "$a-again-r$i"
+    done
+    grep -H "^measured" "$OUT"/fleet-*.log ;;
+  space)
+    kern=${2:?"space needs a KERNEL"}; shapes=${3:?"space needs SHAPES"}; secs=${4:-420}
+    python3 benchmarks/kernel_tuner_space.py --kernel "$kern" --shapes "$shapes" --seconds "$secs" ${5:+--out "$5"} > "$OUT/space-$kern.log" 2>&1
+    echo "kernel_tuner_space rc $?"; grep -E "best|configurations|^shape|^[a-z].* [0-9]+ " "$OUT/space-$kern.log" | tail -8
+    run=${5:-$(ls -d results/*-space-* | sort | tail -1)}; tar czf "$OUT/results-space-$(date +%H%M%S).tar.gz" "$run" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))

@@ -1,3 +1,4 @@
 from .cli import run
 
-run()
+if __name__ == "__main__":  # spawned worker processes import this module under another name
+    run()

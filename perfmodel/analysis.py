@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import lzma
 import tomllib
 from pathlib import Path
 from typing import Optional
@@ -17,7 +18,7 @@ from .catalogue import KernelConfig, kernel_specs
 from .devices import DeviceSpec, attach_calibration, datasheet_only, load_device, shipped_devices
 from .errors import UserError, read_json, validation_message
 from .facts import RunFacts
-from .measure.records import PEERS, Run
+from .measure.records import PEERS, Run, run_record
 from .model.figures import Figures
 from .model.predict import predict
 from .model.uncertainty import coverage
@@ -29,13 +30,19 @@ SCHEMA_VERSIONS = (1,)
 
 
 def load_run(run_dir: str | Path) -> Run:
-    """A recorded run's raw.json, or UserError (one line) naming the file and what is wrong with it."""
-    p = Path(run_dir) / "raw.json"
+    """A recorded run's raw.json (or raw.json.xz), or UserError (one line) naming the file and what is wrong with it."""
     if not Path(run_dir).is_dir():
         raise UserError(f"{run_dir} is not a folder (expected a results folder holding raw.json)")
-    if not p.is_file():
+    p = run_record(Path(run_dir))
+    if p is None:
         raise UserError(f"{run_dir} holds no raw.json (not a perfmodel validate results folder)")
-    data = read_json(p, "recorded run")
+    if p.suffix == ".xz":
+        try:
+            data = json.loads(lzma.decompress(p.read_bytes()))
+        except (lzma.LZMAError, ValueError) as exc:
+            raise UserError(f"recorded run {p} does not unpack as JSON ({exc})") from None
+    else:
+        data = read_json(p, "recorded run")
     if not isinstance(data, dict):
         raise UserError(f"recorded run {p} holds a JSON {type(data).__name__}, not an object with environment and measurements")
     version = data.get("schema_version", 1)
@@ -102,7 +109,8 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
         r = dict(kernel=m.kernel, group=m.group, shape=m.shape, shape_class=shape_class(m.shape), holdout=is_holdout(m.shape),
                  M=m.M, N=m.N, K=m.K, config=json.dumps(m.config, sort_keys=True),
                  verified=m.verified, verification=m.verification, registers=m.registers,
-                 measured_gflops=m.gflops_median, **{f"{p}_gflops": peers[p].get((m.M, m.N, m.K)) for p in PEERS})
+                 measured_gflops=m.gflops_median, **{f"{p}_gflops": peers[p].get((m.M, m.N, m.K)) for p in PEERS},
+                 gpu=f"gpu{m.gpu.index}@{m.gpu.host} {m.gpu.name} ({m.gpu.uuid})" if m.gpu else None)
         if m.timing:
             r.update(median_ms=m.timing.median_ms, q10_ms=m.timing.q10_ms, q90_ms=m.timing.q90_ms,
                      spread_pct=100 * (m.timing.q90_ms - m.timing.q10_ms) / m.timing.median_ms,
@@ -164,6 +172,12 @@ def summary(table: list[dict]) -> dict:
         s["bias_pct"] = float(np.mean([r["error_pct"] for r in pts]))
         s["holdout_unscored"] = sum(1 for r in table if r.get("holdout") and r["kernel"] not in PEERS
                                     and r.get("error_pct") is None and r.get("measured_gflops"))
+    gpus = sorted({r["gpu"] for r in table if r.get("gpu")})
+    if len(gpus) > 1:  # measured by several workers: each GPU's points apart (GPUs of several models with --mixed-gpus)
+        s["by_gpu"] = {g: dict(points=sum(1 for r in table if r.get("gpu") == g),
+                               scored=len(e := [r["error_pct"] for r in pts if r.get("gpu") == g]),
+                               mape_pct=float(np.mean(np.abs(e))) if e else None, bias_pct=float(np.mean(e)) if e else None)
+                       for g in gpus}
     iv = [r for r in pts if r.get("q05_gflops")]
     if iv:  # how the intervals did (model.uncertainty.coverage)
         s["intervals"] = coverage(*zip(*[(r["measured_gflops"], r["predicted_gflops"], r["q05_gflops"], r["q25_gflops"],

@@ -7,6 +7,7 @@ imports this module or sees an argparse namespace. Bad input -> one line on stde
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 from typing import Optional, Sequence
@@ -63,6 +64,35 @@ def _size(a) -> tuple[int, int, int]:
     return getattr(a, "M", None) or s, getattr(a, "N", None) or s, getattr(a, "K", None) or s
 
 
+def _add_fleet(p, what: str):
+    """--gpus, --ray and --mixed-gpus: measure on a worker per GPU (measure.fleet)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--gpus", metavar="LIST", help=f"{what} on these GPUs of this host at once, a worker process per GPU "
+                   "(ordinals separated by commas, e.g. 0,1, or all)")
+    g.add_argument("--ray", metavar="auto|ADDRESS", help=f"{what} on every GPU of a Ray cluster, an actor per GPU (auto: the "
+                   "running cluster, else a Ray started here; needs perfmodel[ray])")
+    p.add_argument("--mixed-gpus", action="store_true", help="allow workers with GPUs of different models (reported apart)")
+
+
+GPUS_SYNTAX = re.compile(r"^(all|\d+(,\d+)*)$")
+
+
+def _check_fleet(a) -> None:
+    gpus, ray = getattr(a, "gpus", None), getattr(a, "ray", None)
+    if gpus is not None and not GPUS_SYNTAX.match(gpus):
+        raise UserError(f"--gpus {gpus}: expected GPU ordinals separated by commas (e.g. 0,1) or all")
+    if getattr(a, "mixed_gpus", False) and gpus is None and ray is None:
+        raise UserError("--mixed-gpus has no effect without --gpus or --ray")
+    if gpus is None and ray is None:
+        return
+    opt = "--gpus" if gpus is not None else "--ray"
+    if a.cmd == "validate" and not (a.shapes or a.resume):
+        raise UserError(f"{opt} measures a shape run (--shapes CLASS or --resume RUN); "
+                        f"{'--variants' if a.variants else 'the square ladder run'} is measured on one GPU")
+    if a.cmd == "sweep" and not a.shapes:
+        raise UserError(f"{opt} tunes on the shape corpus (--measure K --shapes CLASS); one size is measured on one GPU")
+
+
 def _check(a) -> None:
     """Options that contradict each other or have no effect without another."""
     if a.cmd == "sweep" and not a.measure:
@@ -78,6 +108,9 @@ def _check(a) -> None:
                 raise UserError(f"--shapes takes each shape's size from the corpus and calibrates the GPU first; {opt} cannot apply")
     if a.cmd == "sweep" and a.measure_overlap and (a.measure or a.shapes):
         raise UserError("--measure-overlap measures the configurations that overlap the first; it excludes --measure K and --shapes")
+    if a.cmd == "sweep" and a.kernel_tuner and (a.measure or a.measure_overlap or a.shapes or a.json or a.csv):
+        raise UserError("--kernel-tuner writes the search space for Kernel Tuner; it excludes --measure, --measure-overlap, "
+                        "--shapes, --json and --csv")
     if a.cmd == "sweep" and a.measure_overlap and (a.json or a.csv):
         raise UserError("--measure-overlap prints its measurements; --json and --csv cannot apply")
     if a.cmd == "accuracy" and a.model_spread and (a.published is not None or a.intervals):
@@ -121,6 +154,7 @@ def _check(a) -> None:
         for opt, val in (("--shapes", a.shapes != "all"), ("--holdout", a.holdout), ("--out", a.out)):
             if val:
                 raise UserError(f"--resume continues a run with its own plan; {opt} cannot change it")
+    _check_fleet(a)
     if a.cmd == "devices" and a.action == "list" and a.name:
         raise UserError(f"devices list takes no NAME (got '{a.name}'); use devices show NAME")
     if a.cmd == "devices" and a.action == "detect" and a.name:
@@ -197,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --measure K: tune on the shape corpus (shapes/corpus.toml) instead of one size: calibrate, then per "
                         "shape cuBLAS, the model's top K and --sample others, each point recorded as it finishes "
                         "(results/…-tune-shapes-CLASS; continue a stopped run with perfmodel validate --resume RUN)")
+    _add_fleet(s, "with --measure K --shapes: measure")
+    s.add_argument("--kernel-tuner", metavar="FILE.py",
+                   help="write one kernel's (--kernel) search space and the model's order as a Python module Kernel Tuner "
+                        "takes (tune_params, restrictions, x0 = the model's top, model_order); with --choices default "
+                        "its own design choices only")
     s.add_argument("--calibration", help="a perfmodel calibrate file: rank with its measured figures")
     s.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     s.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
@@ -246,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the design choices at 4096: every combination of each kernel's choices at its default tiles and "
                         "100 random configurations over tiles and choices (seeded by --seed), beside cuBLAS and the ladder; "
                         "the report gives the error per choice value")
+    _add_fleet(v, "with --shapes or --resume: measure")
 
     be = sub.add_parser("bench", help="the model's pick per corpus shape measured against cuBLAS and Triton (GPU)",
                         description="For every shape of the corpus (shapes/corpus.toml; the hold-out only with --holdout): "
@@ -258,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--holdout", action="store_true", help="measure the corpus hold-out shapes too (left out otherwise)")
     be.add_argument("--out", help="results folder to create (default results/<date>-<gpu>-bench-CLASS)")
     be.add_argument("--resume", metavar="RUN", help="continue a bench run that stopped: measure what it has not recorded")
+    _add_fleet(be, "measure")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")
     rp.add_argument("results_dir")
@@ -272,7 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "project measured")
 
     c = sub.add_parser("calibrate", help="microbenchmark the local GPU into a device file")
-    c.add_argument("--out", help="device TOML to write (never overwritten)")
+    c.add_argument("--out", help="device TOML to write (never overwritten); with --gpus or --ray a folder to create, "
+                   "one calibration-gpuN[-HOST].toml per GPU in it")
+    _add_fleet(c, "calibrate")
 
     ac = sub.add_parser("accuracy", help="the model's accuracy over recorded runs (no GPU)")
     ac.add_argument("runs", nargs="*", metavar="RUN",

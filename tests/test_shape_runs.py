@@ -6,7 +6,8 @@ import pytest
 
 from perfmodel.catalogue import kernel_ids
 from perfmodel.measure import validate
-from perfmodel.measure.records import Environment, Measurement, Plan
+from perfmodel.errors import UserError
+from perfmodel.measure.records import Environment, Measurement, Plan, Run
 from perfmodel.model.figures import Figures
 from perfmodel.shapes import select
 
@@ -163,3 +164,39 @@ def test_a_complete_runs_log_is_packed_losslessly(plan, tmp_path):
     assert not log.exists() and (tmp_path / "points.jsonl.xz").exists()
     assert validate._recorded(log) == before == ms
     assert not validate.pack_log(tmp_path)  # nothing left to pack
+
+
+def test_a_run_whose_every_point_is_recorded_is_finished_without_a_gpu(plan, tmp_path, monkeypatch):
+    """--resume of a run killed after its last point but before raw.json: raw.json from the log, in plan
+    order, the log packed; the GPU is never asked for (Gpu() would fail on this machine)."""
+    from perfmodel.measure.worker import SimulatedWorker
+
+    shapes, pts, _, _ = plan
+    p = Plan(shapes="small", seed=3, environment=ENV, device_toml="", points=pts)
+    (tmp_path / "plan.json").write_text(p.model_dump_json())
+    w = SimulatedWorker(0)
+    lines = [w.measure(q.model_dump_json(), None) for q in reversed(pts)]  # recorded in another order
+    (tmp_path / "points.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(validate, "Gpu", lambda: (_ for _ in ()).throw(AssertionError("the GPU was asked for")))
+    monkeypatch.setattr(validate, "_finish", lambda out, failed=0: 0)
+    assert validate.validate_shapes(resume=tmp_path) == 0
+    run = Run.model_validate_json((tmp_path / "raw.json").read_text())
+    assert [validate.measurement_key(m) for m in run.measurements] == [q.key() for q in pts]
+    assert (tmp_path / "points.jsonl.xz").exists() and not (tmp_path / "points.jsonl").exists()
+
+
+def test_a_packed_record_reads_as_the_plain_one(tmp_path):
+    from perfmodel.analysis import load_run
+    from perfmodel.measure.records import pack_record, run_record
+
+    ms = [Measurement(kernel="cublas", config={}, group="baseline", M=8, N=8, K=8, verified=True, verification="full",
+                      gflops_median=1.0)]
+    text = Run(environment=ENV, device_toml="", measurements=ms).model_dump_json(indent=1)
+    (tmp_path / "raw.json").write_text(text)
+    before = load_run(tmp_path)
+    assert pack_record(tmp_path) and not (tmp_path / "raw.json").exists()
+    assert run_record(tmp_path).name == "raw.json.xz" and load_run(tmp_path) == before
+    assert not pack_record(tmp_path)  # nothing left to pack
+    (tmp_path / "raw.json.xz").write_bytes(b"not xz")
+    with pytest.raises(UserError, match="does not unpack"):
+        load_run(tmp_path)

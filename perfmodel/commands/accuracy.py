@@ -11,6 +11,7 @@ import tomli_w
 
 from ..accuracy import accuracy_set, as_json, score, spread_of
 from ..analysis import load_run, run_device
+from ..measure.records import run_record
 from ..model.figures import Figures
 from ..errors import UserError
 
@@ -25,7 +26,7 @@ def run(a) -> int:
     results = Path(a.results)
     runs = [Path(r) for r in a.runs] if a.runs else [results / name for name in accuracy_set(results)]
     for r in runs:
-        if not (r / "raw.json").is_file():
+        if run_record(r) is None:
             raise UserError(f"{r} holds no raw.json (not a recorded run)")
     if a.intervals:
         return _intervals(a, runs, results)

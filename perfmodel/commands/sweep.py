@@ -5,10 +5,12 @@ import csv
 import json
 import sys
 import time
+from pathlib import Path
 
 from ..catalogue import PARAM_NAMES, get_kernel, tiled_kernels
 from ..errors import UserError
 from ..facts import can_compile, missing
+from .. import kernel_tuner
 from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
 from ..measure.validate import validate_shapes
@@ -30,10 +32,15 @@ def run(a) -> int:
         get_kernel(k)
         if k not in tiled:
             raise UserError(f"sweep covers the tiled kernels ({', '.join(tiled)}); '{k}' has no tile parameters to sweep")
-    if a.measure or a.measure_overlap:  # fail on a machine without a GPU before compiling anything
+    if a.kernel_tuner:  # checked before the ranking: a bad name costs nothing
+        if len(kernels) != 1:
+            raise UserError("--kernel-tuner writes one kernel's search space: name it with --kernel")
+        kernel_tuner.write_check(Path(a.kernel_tuner))
+    if (a.measure or a.measure_overlap) and a.ray is None:  # fail on a machine without a GPU before compiling anything
         require_gpu()
     if a.shapes:  # tuning over the corpus: a shape run whose plan is the model's top K per shape
-        return validate_shapes(a.shapes, seed=a.seed, tune_top=a.measure, sample=a.sample, device=a.device)
+        return validate_shapes(a.shapes, seed=a.seed, tune_top=a.measure, sample=a.sample, device=a.device,
+                               gpus=a.gpus, ray=a.ray, mixed=a.mixed_gpus)
     quiet = bool(a.json or a.csv)
     t0 = time.perf_counter()
 
@@ -72,6 +79,11 @@ def run(a) -> int:
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, 0, sample=0, chosen=overlap)
     if a.measure:
         return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
+    if a.kernel_tuner:
+        kernel_tuner.write(Path(a.kernel_tuner), kernel_tuner.module_text(kernels[0], fig.device.name, a.M, a.N, a.K, configs, gflops))
+        print(f"wrote {a.kernel_tuner}: {kernels[0]}'s {len(configs)} valid configurations on {fig.device.name} "
+              f"(tune_params, restrictions), the model's order and its top as x0 ({configs[int(rk.order[0])].label()})")
+        return 0
     total, why = rk.considered, rk.invalid_by_constraint
     if a.json:
         print(json.dumps(dict(device=fig.device.name, M=a.M, N=a.N, K=a.K, considered=total, valid=len(configs),

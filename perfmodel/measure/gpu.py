@@ -220,9 +220,10 @@ class Problem:
         return ok, err, kind if ok else f"{kind}: relative Frobenius error {err:.2e} >= {REL_TOL:.0e}"
 
 
-def compile_all(gpu: Gpu, cfgs: dict) -> dict:
-    """{label: cubin or None} for {label: KernelConfig}, eight nvcc compiles at a time, with progress;
-    a failed compile is reported and left None (measuring that config reports it again)."""
+def compile_all(gpu: Gpu, cfgs: dict, progress: bool = True) -> dict:
+    """{label: cubin or None} for {label: KernelConfig}, eight nvcc compiles at a time, with progress
+    (unless not `progress`: a worker of a parallel run, whose coordinator reports); a failed compile is
+    reported and left None (measuring that config reports it again)."""
     t0 = time.time()
     cubins = {}
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -233,9 +234,21 @@ def compile_all(gpu: Gpu, cfgs: dict) -> dict:
             except Exception as exc:
                 cubins[lab] = None
                 print(f"\n  compile failed: {lab}: {str(exc)[:200]}", file=sys.stderr)
-            print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
-    print()
+            if progress:
+                print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
+    if progress:
+        print()
     return cubins
+
+
+def measure_compiled(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str, sampler, warm: float, rep: float,
+                     cubins: dict) -> Measurement:
+    """measure_point with the cubin compile_all built; a configuration that did not compile is a failed point."""
+    cub = cubins.get(cfg.label()) if cfg else None
+    if cfg is not None and cub is None:
+        return Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=prob.M, N=prob.N, K=prob.K,
+                           verified=False, verification="error", error="compile failed")
+    return measure_point(gpu, prob, cfg, group, sampler, warm, rep, cubin=cub)
 
 
 def measure_point(gpu: Gpu, prob: Problem, cfg: KernelConfig | None, group: str, sampler=None,

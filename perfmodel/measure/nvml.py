@@ -6,12 +6,15 @@ import time
 
 
 class NvmlSampler:
-    def __init__(self, index: int = 0, period_s: float = 0.005):
+    def __init__(self, index: int = 0, period_s: float = 0.005, pci_bus_id: str | None = None):
+        """The GPU NVML numbers `index`, or the one at `pci_bus_id` (NVML ignores CUDA_VISIBLE_DEVICES: a
+        worker that sees one GPU of several names it by its bus)."""
         import pynvml  # nvidia-ml-py
 
         self._nv = pynvml
         pynvml.nvmlInit()
-        self._h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        self._h = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
+                   else pynvml.nvmlDeviceGetHandleByIndex(index))
         self._period = period_s
         self._stop = threading.Event()
         self._samples: list[tuple[float, float]] = []
@@ -20,6 +23,21 @@ class NvmlSampler:
     def driver_version(self) -> str:
         v = self._nv.nvmlSystemGetDriverVersion()
         return v.decode() if isinstance(v, bytes) else str(v)
+
+    def identity(self) -> dict:
+        """The GPU's UUID, its maximum and application SM clocks (MHz; None where NVML does not say)."""
+        nv = self._nv
+
+        def ask(f, *a):
+            try:
+                v = f(self._h, *a)
+            except Exception:
+                return None
+            return v.decode() if isinstance(v, bytes) else v
+
+        return dict(uuid=ask(nv.nvmlDeviceGetUUID) or "unknown",
+                    sm_clock_max_MHz=ask(nv.nvmlDeviceGetMaxClockInfo, nv.NVML_CLOCK_SM),
+                    sm_clock_app_MHz=ask(nv.nvmlDeviceGetApplicationsClock, nv.NVML_CLOCK_SM))
 
     def _run(self):
         nv = self._nv

@@ -1,6 +1,8 @@
 """Typed, immutable measurement records (raw.json of a results folder). No GPU needed."""
 from __future__ import annotations
 
+import lzma
+from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
@@ -38,6 +40,17 @@ class Timing(_M):
     power_W_median: Optional[float] = None
 
 
+class GpuIdentity(_M):
+    """Which GPU measured a point (parallel runs: one worker per GPU, perhaps on several hosts)."""
+
+    index: int  # the worker's GPU on its host (CUDA ordinal as the driver numbers them there)
+    name: str
+    uuid: str  # NVML's GPU-... identifier
+    host: str
+    sm_clock_max_MHz: Optional[float] = None  # NVML's maximum SM clock
+    sm_clock_app_MHz: Optional[float] = None  # NVML's application SM clock (what the GPU runs at under load)
+
+
 class Measurement(_M):
     """One (kernel or cuBLAS, config, size) point. kernel='cublas' for the baseline."""
 
@@ -61,6 +74,7 @@ class Measurement(_M):
     gflops_median: Optional[float] = None
     error: Optional[str] = None
     peer_config: Optional[dict[str, int | str]] = None  # a peer's own pick (the Triton autotuner's tile configuration)
+    gpu: Optional[GpuIdentity] = None  # the GPU that measured it (runs measured by parallel workers)
 
 
 class Run(_M):
@@ -101,6 +115,30 @@ class Plan(_M):
     environment: Environment
     device_toml: str
     points: list[PlannedPoint]
+
+
+def run_record(run_dir: Path) -> Optional[Path]:
+    """A results folder's run record: raw.json, or raw.json.xz (the same bytes packed: pack_record), or None."""
+    for name in ("raw.json", "raw.json.xz"):
+        if (Path(run_dir) / name).is_file():
+            return Path(run_dir) / name
+    return None
+
+
+def pack_record(run_dir: Path) -> bool:
+    """raw.json kept as raw.json.xz (a tenth of its size): written, read back and compared byte for byte,
+    and only then is the plain file removed. False (nothing changed) where there is no raw.json or a
+    raw.json.xz exists."""
+    raw, packed = Path(run_dir) / "raw.json", Path(run_dir) / "raw.json.xz"
+    if not raw.is_file() or packed.exists():
+        return False
+    data = raw.read_bytes()
+    packed.write_bytes(lzma.compress(data, preset=9))
+    if lzma.decompress(packed.read_bytes()) != data:
+        packed.unlink()
+        raise RuntimeError(f"{packed} did not read back as {raw}; raw.json is kept")
+    raw.unlink()
+    return True
 
 
 def measurement_key(m: Measurement) -> tuple:

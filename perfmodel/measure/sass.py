@@ -229,8 +229,18 @@ def prefetch_effective(opcodes: list[str]) -> bool:
     return prefetch_fraction(opcodes) >= 0.25
 
 
+_CUBIN_FACTS: dict = {}  # sha256 of a cubin -> its facts: a binary measured again (another shape, another split) is read once
+
+
 def facts_of_cubin(cubin: bytes) -> Optional[dict]:
     """SASS facts of a compiled module (the binary that runs), or None without nvdisasm."""
+    key = hashlib.sha256(cubin).hexdigest()
+    if key not in _CUBIN_FACTS:
+        _CUBIN_FACTS[key] = _disassembled_facts(cubin)
+    return _CUBIN_FACTS[key]
+
+
+def _disassembled_facts(cubin: bytes) -> Optional[dict]:
     exe = find_nvdisasm()
     if exe is None:
         return None

@@ -14,7 +14,7 @@ from ..errors import UserError
 from .detect import match_shipped
 from .gpu import Gpu, Problem, compile_all, measure_point
 from .records import Run
-from .validate import environment
+from .worker import environment
 
 SAMPLE = 20
 

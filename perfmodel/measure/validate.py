@@ -3,9 +3,7 @@ point, time it beside cuBLAS, write a new results folder (raw.json, summary.csv/
 from __future__ import annotations
 
 import lzma
-import platform
 import random
-import subprocess
 import sys
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -21,13 +19,14 @@ from ..model.predict import Problem as ModelProblem
 from ..shapes import select
 from ..sweep import rank
 from ..errors import UserError
-from . import build, peer
+from . import fleet, peer
 from .calibrate import measured_toml, run_microbenchmarks
 from .detect import match_shipped, write_from_driver
-from .gpu import Gpu, Problem, compile_all, measure_point
+from .gpu import Gpu, Problem, compile_all, measure_compiled
 from .ncu import run_ncu
 from .nvml import NvmlSampler
-from .records import PEERS, Environment, Measurement, Plan, PlannedPoint, Run, measurement_key
+from .worker import environment, point_config
+from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key, run_record
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -120,14 +119,6 @@ def plan(device, quick: bool, seed: int = 0):
     return pts
 
 
-def _nvcc_version() -> str:
-    nvcc = build.find_nvcc()
-    if not nvcc:
-        return "unknown"
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    return out[-1] if out else "unknown"
-
-
 def device_toml(path: Path) -> str:
     """The device figures a run used, as one TOML table: the device file with its generation's figures
     merged in (a run's record stands alone, whatever the generation files say later)."""
@@ -136,31 +127,6 @@ def device_toml(path: Path) -> str:
 
 def env_device_name(name: str) -> str:
     return Path(name).stem if Path(name).stem in shipped_devices() else name
-
-
-def environment(gpu, device_file: str, started, driver: str | None = None) -> Environment:
-    """What every results folder records about the machine, toolchain and flags."""
-    import pycuda
-
-    if driver is None:
-        try:
-            driver = NvmlSampler().driver_version()
-        except Exception:
-            driver = "unknown"
-    return Environment(gpu_name=gpu.name, compute_capability=gpu.cc, sm_count=gpu.sm_count, l2_bytes=gpu.l2_bytes,
-                       driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
-                       nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
-                       nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=device_file,
-                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=build.sources_sha256())
-
-
-def _measure(gpu, prob, cfg, group: str, sampler, warm: float, rep: float, cubins: dict) -> Measurement:
-    """measure_point with the cubin compile_all built; a configuration that did not compile is a failed point."""
-    cub = cubins.get(cfg.label()) if cfg else None
-    if cfg is not None and cub is None:
-        return Measurement(kernel=cfg.kernel, config=cfg.params(), group=group, M=prob.M, N=prob.N, K=prob.K,
-                           verified=False, verification="error", error="compile failed")
-    return measure_point(gpu, prob, cfg, group, sampler, warm, rep, cubin=cub)
 
 
 def _derive(out: Path) -> dict:
@@ -174,10 +140,6 @@ def _derive(out: Path) -> dict:
     except ImportError as exc:
         print(f"warning: no plots ({exc})", file=sys.stderr)
     return derived
-
-
-def _cuda_version(v: int) -> str:
-    return f"{v // 1000}.{v % 1000 // 10}"
 
 
 def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False, variants: bool = False) -> int:
@@ -222,7 +184,7 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
         if s not in probs:
             probs.clear()
             probs[s] = Problem(gpu, s, s, s)
-        m = _measure(gpu, probs[s], cfg, group, sampler, warm, rep, cubins)
+        m = measure_compiled(gpu, probs[s], cfg, group, sampler, warm, rep, cubins)
         measurements.append(m)
         failed += not m.verified
         label = "cublas" if cfg is None else cfg.label()
@@ -314,28 +276,101 @@ def _command(out: Path) -> str:
     return "bench" if is_bench(out) else "validate"
 
 
-def _config(p: PlannedPoint):
-    """The configuration of a planned point (None for the cuBLAS baseline)."""
-    return None if p.kernel in PEERS else KernelConfig.make(p.kernel, **p.config)
-
-
 def pending(plan: Plan, log: Path) -> list[PlannedPoint]:
     """The planned points the run's points.jsonl does not hold yet, in plan order."""
     done = {measurement_key(m) for m in _recorded(log)}
     return [p for p in plan.points if p.key() not in done]
 
 
+class _Here:
+    """The one-GPU path: this process's CUDA context on device 0."""
+
+    def __init__(self):
+        self.gpu = Gpu()
+        self.name, self.cc = self.gpu.name, self.gpu.cc
+
+    def calibration(self, device: str) -> str:
+        return measured_toml(device, self.gpu.name, run_microbenchmarks(self.gpu))
+
+    def environment(self, device: str, started) -> Environment:
+        return environment(self.gpu, device, started)
+
+    def measure(self, todo: list[PlannedPoint], log: Path, fig, out: Path) -> int:
+        gpu = self.gpu
+        try:
+            sampler = NvmlSampler()
+        except Exception as exc:
+            print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
+            sampler = None
+        cubins = compile_all(gpu, {c.label(): c for c in map(point_config, todo) if c is not None})
+        prob, failed, t0 = None, 0, datetime.now(timezone.utc)
+        with log.open("a") as f, _resume_hint(out):
+            for i, p in enumerate(todo, 1):
+                if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
+                    prob = Problem(gpu, p.M, p.N, p.K)
+                cfg = point_config(p)
+                m = (peer.measure(gpu, prob, p.group, sampler) if p.kernel == peer.NAME else
+                     measure_compiled(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubins)).model_copy(update={"shape": p.shape})
+                f.write(m.model_dump_json() + "\n")
+                f.flush()
+                failed += not m.verified
+                res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification})"
+                el = (datetime.now(timezone.utc) - t0).total_seconds()
+                print(f"  [{i:4d}/{len(todo)}] {p.shape:28s} {p.group:8s} {p.kernel if cfg is None else cfg.label():60s} {res}  ({el:.0f} s)", flush=True)
+        print(f"measured {len(todo)} points in {(datetime.now(timezone.utc) - t0).total_seconds():.1f} s", flush=True)
+        return failed
+
+
+class _Fleet:
+    """The parallel path (measure.fleet): a worker per GPU, `--gpus LIST` here or `--ray ADDRESS`; the
+    first worker calibrates and describes the machine for the plan."""
+
+    def __init__(self, gpus: str | None, ray: str | None, mixed: bool, planned_for: str | None = None):
+        self.pool = fleet.gpu_pool(gpus, ray)
+        try:
+            self.workers = fleet.start_workers(self.pool)
+            fleet.check_models(self.workers, mixed, planned_for)
+        except BaseException:
+            self.pool.close()
+            raise
+        w0 = self.workers[0]
+        self.name, self.cc = w0.gpu.name, w0.compute_capability
+        for w in self.workers:
+            print(f"  worker {w.slot}: gpu{w.gpu.index} {w.gpu.name} {w.gpu.uuid} on {w.gpu.host}"
+                  f"{f', SM clock max {w.gpu.sm_clock_max_MHz:.0f} MHz' if w.gpu.sm_clock_max_MHz else ''}")
+
+    def calibration(self, device: str) -> str:
+        return fleet.call_one(self.pool, self.workers, 0, "calibrate", device)
+
+    def environment(self, device: str, started) -> Environment:
+        return Environment.model_validate_json(fleet.call_one(self.pool, self.workers, 0, "environment", device, started.isoformat()))
+
+    def measure(self, todo: list[PlannedPoint], log: Path, fig, out: Path) -> int:
+        try:
+            with _resume_hint(out):
+                cubins = fleet.compile_on(self.pool, self.workers, todo, log=print)
+                got = fleet.run_points(self.pool, self.workers, todo, log, fleet.expected_seconds(fig, todo), cubins)
+        finally:
+            self.pool.close()
+        print(f"measured {got.measured} points in {got.wall_s:.1f} s on {len(self.workers)} worker(s)"
+              + (f"; lost: {'; '.join(got.lost_workers)}" if got.lost_workers else ""), flush=True)
+        return got.failed
+
+
 def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
                     tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None,
-                    bench: bool = False, holdout: bool = False) -> int:
+                    bench: bool = False, holdout: bool = False, gpus: str | None = None, ray: str | None = None,
+                    mixed: bool = False) -> int:
     """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks and
     writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
     hold yet, appending each as it finishes, and writes raw.json and the report once all are recorded.
     tune_top K: a `sweep --measure K --shapes` run (shape_plan; folder `…-tune-shapes-CLASS`); device:
     the device file the caller named, which must be the GPU's. bench (`perfmodel bench`; folder `…-bench-CLASS`):
     per shape cuBLAS, the Triton peer where torch and triton are here (measure.peer) and the model's top 1,
-    the hold-out shapes only with `holdout`; its comparison is written beside the report (bench.*). 1 if
-    any point failed."""
+    the hold-out shapes only with `holdout`; its comparison is written beside the report (bench.*).
+    gpus ('0,1', 'all') or ray ('auto', an address): measured by a worker per GPU (measure.fleet), every
+    point naming its GPU; mixed: GPUs of several models allowed (reported apart). 1 if any point failed."""
+    plan = None
     if resume is not None:  # the run is checked before the GPU is touched
         out = Path(resume)
         if not (out / "plan.json").is_file():
@@ -344,34 +379,40 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
             plan = Plan.model_validate_json((out / "plan.json").read_text())
         except ValueError as exc:
             raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
-        if (out / "raw.json").exists():
+        if run_record(out) is not None:
             if (out / "summary.json").exists():
                 raise UserError(f"{out} is complete (raw.json and its report exist); nothing to resume")
             pack_log(out)
             return _finish(out)  # every point is recorded; the report was cut short: no GPU needed
-    gpu = Gpu()
-    if resume is not None:
-        if plan.environment.gpu_name != gpu.name:
-            raise UserError(f"{out} was measured on {plan.environment.gpu_name}; this GPU is {gpu.name}")
+        if not pending(plan, out / "points.jsonl"):  # every point recorded, raw.json not yet written: no GPU needed
+            return _complete(out, plan, 0)
+    if gpus is None and ray is None:
+        site = _Here()
+    else:
+        site = _Fleet(gpus, ray, mixed, None if plan is None else plan.environment.gpu_name)
+    if plan is not None:
+        if plan.environment.gpu_name != site.name and not mixed:
+            raise UserError(f"{out} was measured on {plan.environment.gpu_name}; this GPU is {site.name}")
+        fig = Figures.load(plan.environment.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
     else:
         shapes = select(which, None if (holdout or not bench) else False)
         if bench:
             tune_top, sample = 1, 0
         started = datetime.now(timezone.utc)
-        name = match_shipped(gpu.name, gpu.cc)
+        name = match_shipped(site.name, site.cc)
         if name is None:
-            raise UserError(f"{gpu.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
+            raise UserError(f"{site.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
         if device is not None and device != name:
-            raise UserError(f"--device {device} names another GPU than this one ({gpu.name}: device file {name})")
+            raise UserError(f"--device {device} names another GPU than this one ({site.name}: device file {name})")
         kind = "bench" if bench else "shapes" if tune_top is None else "tune-shapes"
         out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-{kind}-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
         if out.exists():
             raise UserError(f"{out} exists; results are never overwritten (choose another --out, or --resume it)")
         out.mkdir(parents=True)
         print("calibrating (microbenchmarks) ...")
-        (out / "calibration.toml").write_text(measured_toml(name, gpu.name, run_microbenchmarks(gpu)))
+        (out / "calibration.toml").write_text(site.calibration(name))
         fig = Figures.load(name, out / "calibration.toml")
-        env = environment(gpu, name, started)
+        env = site.environment(name, started)
         n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if tune_top is None else (tune_top, sample)
         print(f"planning {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...")
         pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True),
@@ -388,28 +429,15 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         (out / "plan.json").write_text(plan.model_dump_json(indent=1))
     log = out / "points.jsonl"
     todo = pending(plan, log)
-    print(f"{gpu.name}: {len(plan.points)} planned points, {len(plan.points) - len(todo)} recorded, {len(todo)} to measure -> {out}")
-    try:
-        sampler = NvmlSampler()
-    except Exception as exc:
-        print(f"warning: NVML unavailable ({exc}); SM clock not sampled", file=sys.stderr)
-        sampler = None
-    cubins = compile_all(gpu, {c.label(): c for c in map(_config, todo) if c is not None})
-    prob, failed, t0 = None, 0, datetime.now(timezone.utc)
-    with log.open("a") as f, _resume_hint(out):
-        for i, p in enumerate(todo, 1):
-            if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
-                prob = Problem(gpu, p.M, p.N, p.K)
-            cfg = _config(p)
-            m = (peer.measure(gpu, prob, p.group, sampler) if p.kernel == peer.NAME else
-                 _measure(gpu, prob, cfg, p.group, sampler, 25.0, 100.0, cubins)).model_copy(update={"shape": p.shape})
-            f.write(m.model_dump_json() + "\n")
-            f.flush()
-            failed += not m.verified
-            res = f"{m.gflops_median:9,.0f} GFLOPS" if m.verified else f"FAILED ({m.verification})"
-            el = (datetime.now(timezone.utc) - t0).total_seconds()
-            print(f"  [{i:4d}/{len(todo)}] {p.shape:28s} {p.group:8s} {p.kernel if cfg is None else cfg.label():60s} {res}  ({el:.0f} s)", flush=True)
-    recorded = {measurement_key(m): m for m in _recorded(log)}
+    print(f"{site.name}: {len(plan.points)} planned points, {len(plan.points) - len(todo)} recorded, {len(todo)} to measure -> {out}")
+    failed = site.measure(todo, log, fig, out)
+    return _complete(out, plan, failed)
+
+
+def _complete(out: Path, plan: Plan, failed: int) -> int:
+    """raw.json (every planned point in plan order), the packed log and the report, once every point is
+    recorded; else how many are left and the command that measures them."""
+    recorded = {measurement_key(m): m for m in _recorded(out / "points.jsonl")}
     if any(p.key() not in recorded for p in plan.points):
         print(f"{sum(p.key() not in recorded for p in plan.points)} points still to measure: perfmodel {_command(out)} --resume {out}")
         return 1 if failed else 0

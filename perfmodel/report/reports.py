@@ -77,6 +77,11 @@ def write_report(run_dir, out_dir, derived: dict, device=None, svg: bool = False
     if warnings:
         L += ["**Warning: measured points above a ceiling** (the device figure or the model is wrong there):", ""]
         L += [f"- {w}" for w in warnings] + [""]
+    if s.get("by_gpu"):
+        L += ["## By GPU (the worker that measured each point)", "", "| GPU | points | scored | MAPE | bias |", "|---|---|---|---|---|"]
+        L += [f"| {g} | {v['points']} | {v['scored']} | " + ("- | - |" if v["mape_pct"] is None else
+              f"{v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |") for g, v in s["by_gpu"].items()]
+        L += [""]
     if s.get("by_class"):
         L += ["## By shape class", "", "| class | points | MAPE | bias |", "|---|---|---|---|"]
         L += [f"| {c} | {v['points']} | {v['mape_pct']:.1f} % | {v['bias_pct']:+.1f} % |" for c, v in s["by_class"].items()]
