@@ -86,11 +86,10 @@ def _check_fleet(a) -> None:
     if gpus is None and ray is None:
         return
     opt = "--gpus" if gpus is not None else "--ray"
-    if a.cmd == "validate" and not (a.shapes or a.resume):
-        raise UserError(f"{opt} measures a shape run (--shapes CLASS or --resume RUN); "
-                        f"{'--variants' if a.variants else 'the square ladder run'} is measured on one GPU")
-    if a.cmd == "sweep" and not a.shapes:
-        raise UserError(f"{opt} tunes on the shape corpus (--measure K --shapes CLASS); one size is measured on one GPU")
+    if a.cmd == "validate" and a.ncu:
+        raise UserError(f"--ncu profiles on this process's GPU; it cannot apply with {opt}")
+    if a.cmd == "sweep" and not (a.measure or a.measure_overlap):
+        raise UserError(f"{opt} measures: give --measure K or --measure-overlap")
 
 
 def _check(a) -> None:
@@ -231,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --measure K: tune on the shape corpus (shapes/corpus.toml) instead of one size: calibrate, then per "
                         "shape cuBLAS, the model's top K and --sample others, each point recorded as it finishes "
                         "(results/…-tune-shapes-CLASS; continue a stopped run with perfmodel validate --resume RUN)")
-    _add_fleet(s, "with --measure K --shapes: measure")
+    _add_fleet(s, "with --measure K or --measure-overlap: measure")
     s.add_argument("--kernel-tuner", metavar="FILE.py",
                    help="write one kernel's (--kernel) search space and the model's order as a Python module Kernel Tuner "
                         "takes (tune_params, restrictions, x0 = the model's top, model_order); with --choices default "
@@ -285,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the design choices at 4096: every combination of each kernel's choices at its default tiles and "
                         "100 random configurations over tiles and choices (seeded by --seed), beside cuBLAS and the ladder; "
                         "the report gives the error per choice value")
-    _add_fleet(v, "with --shapes or --resume: measure")
+    _add_fleet(v, "measure")
 
     be = sub.add_parser("bench", help="the model's pick per corpus shape measured against cuBLAS and Triton (GPU)",
                         description="For every shape of the corpus (shapes/corpus.toml; the hold-out only with --holdout): "

@@ -213,9 +213,8 @@ def test_bad_gpu_lists(text, count, msg):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["validate", "--gpus", "0"], "--gpus measures a shape run"),
-    (["validate", "--variants", "--ray", "auto"], "--variants is measured on one GPU"),
-    (["sweep", "--device", "h100-sxm", "--measure", "3", "--gpus", "all"], "tunes on the shape corpus"),
+    (["validate", "--ncu", "--gpus", "0"], "--ncu profiles on this process's GPU"),
+    (["sweep", "--device", "h100-sxm", "--gpus", "all"], "give --measure K or --measure-overlap"),
     (["bench", "--gpus", "0;1"], "expected GPU ordinals"),
     (["bench", "--mixed-gpus"], "no effect without --gpus or --ray"),
     (["calibrate", "--gpus", "0", "--ray", "auto"], "not allowed with argument"),

@@ -16,7 +16,8 @@ def validate(a) -> int:
     if a.shapes or a.resume:
         return _validate.validate_shapes(a.shapes or "all", seed=a.seed, out=Path(a.out) if a.out else None,
                                          resume=Path(a.resume) if a.resume else None, **_fleet(a))
-    return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu, variants=a.variants)
+    return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu, variants=a.variants,
+                              **_fleet(a))
 
 
 def bench(a) -> int:

@@ -76,9 +76,11 @@ def run(a) -> int:
                   file=sys.stderr)
         print(f"measuring the {len(overlap)} configuration(s) that could be faster than the model's first "
               f"(in at least {100 * OVERLAP:.0f} % of the draws)", file=sys.stderr)
-        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, 0, sample=0, chosen=overlap)
+        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, 0, sample=0, chosen=overlap,
+                             gpus=a.gpus, ray=a.ray, mixed=a.mixed_gpus)
     if a.measure:
-        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed)
+        return measure_sweep(fig.device, configs, gflops, a.M, a.N, a.K, a.measure, sample=a.sample, seed=a.seed,
+                             gpus=a.gpus, ray=a.ray, mixed=a.mixed_gpus)
     if a.kernel_tuner:
         kernel_tuner.write(Path(a.kernel_tuner), kernel_tuner.module_text(kernels[0], fig.device.name, a.M, a.N, a.K, configs, gflops))
         print(f"wrote {a.kernel_tuner}: {kernels[0]}'s {len(configs)} valid configurations on {fig.device.name} "

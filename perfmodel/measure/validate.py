@@ -5,7 +5,7 @@ from __future__ import annotations
 import lzma
 import random
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -142,10 +142,14 @@ def _derive(out: Path) -> dict:
     return derived
 
 
-def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False, variants: bool = False) -> int:
+def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: bool = False, variants: bool = False,
+             gpus: str | None = None, ray: str | None = None, mixed: bool = False) -> int:
     """Measure the ladder (and, unless quick, a random sample of configs; with variants the design-choice
     plan instead, variant_plan) on the local GPU into a new results folder (default
-    results/DATE-DEVICE[-quick|-variants][-seedN]); 1 if any point failed."""
+    results/DATE-DEVICE[-quick|-variants][-seedN]); 1 if any point failed. gpus or ray: on a worker per
+    GPU (validate_fleet)."""
+    if gpus is not None or ray is not None:
+        return validate_fleet(out, quick, seed, variants, gpus, ray, mixed)
     started = datetime.now(timezone.utc)
     root = Path.cwd() / "results"
     gpu = Gpu()
@@ -211,6 +215,52 @@ def validate(out: Path | None = None, quick: bool = False, seed: int = 0, ncu: b
     print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %, Spearman all {s.get('spearman_all', float('nan')):.3f}, "
           f"sweep {s.get('spearman_sweep', float('nan')):.3f}; results in {out}")
     return 1 if failed else 0
+
+
+def planned(points) -> list[PlannedPoint]:
+    """validate's plan [(group, cfg or None, size)] as planned points (shape `SxSxS`: one per size)."""
+    return [PlannedPoint(group=g, kernel="cublas" if c is None else c.kernel, config={} if c is None else c.params(),
+                         shape=f"{n}x{n}x{n}", M=n, N=n, K=n) for g, c, n in points]
+
+
+def validate_fleet(out: Path | None, quick: bool, seed: int, variants: bool, gpus: str | None, ray: str | None,
+                   mixed: bool) -> int:
+    """`validate [--quick|--variants] --gpus LIST | --ray ADDRESS`: the same plan and record as the one-GPU
+    run, measured by a worker per GPU (measure.fleet); the first worker calibrates. Every point names its
+    GPU; the append log the workers' results went to is removed once raw.json holds them all."""
+    started = datetime.now(timezone.utc)
+    site = _Fleet(gpus, ray, mixed)
+    name = match_shipped(site.name, site.cc)
+    if name is None:
+        site.pool.close()
+        raise UserError(f"{site.name} is not a shipped device; measuring on several GPUs needs a shipped device file "
+                        "(perfmodel devices detect)")
+    kind = "-quick" if quick else "-variants" if variants else ""
+    out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}{kind}{f'-seed{seed}' if seed else ''}"
+    if out.exists():
+        site.pool.close()
+        raise UserError(f"{out} exists; results are never overwritten (choose another --out)")
+    out.mkdir(parents=True)
+    print("calibrating (microbenchmarks, first worker) ...")
+    (out / "calibration.toml").write_text(site.calibration(name))
+    env = site.environment(name, started)
+    device = load_device(name)
+    pts = planned(variant_plan(device, seed) if variants else plan(device, quick, seed))
+    print(f"{len(pts)} points -> {out}")
+    log = out / "points.jsonl"
+    failed = site.measure(pts, log, Figures.load(name, out / "calibration.toml"), out, (10.0, 40.0) if quick else (25.0, 100.0),
+                          resumable=False)
+    got = {measurement_key(m): m for m in _recorded(log)}
+    if any(p.key() not in got for p in pts):
+        print(f"{sum(p.key() not in got for p in pts)} points not measured (every worker was lost); the finished ones are in {log}")
+        return 1
+    run = Run(environment=env, device_toml=device_toml(shipped_devices()[name]),
+              measurements=[got[p.key()].model_copy(update={"shape": None}) for p in pts])
+    (out / "raw.json").write_text(run.model_dump_json(indent=1))
+    log.unlink()
+    s = _derive(out)["summary"]
+    print(f"points {s['points']}, failed {s['failed']}, MAPE {s['mape_pct']:.1f} %; results in {out}")
+    return 1 if failed or s["failed"] else 0
 
 
 # ---- shape runs: the corpus (shapes/corpus.toml), recorded as points finish, resumable --------------
@@ -345,11 +395,13 @@ class _Fleet:
     def environment(self, device: str, started) -> Environment:
         return Environment.model_validate_json(fleet.call_one(self.pool, self.workers, 0, "environment", device, started.isoformat()))
 
-    def measure(self, todo: list[PlannedPoint], log: Path, fig, out: Path) -> int:
+    def measure(self, todo: list[PlannedPoint], log: Path, fig, out: Path, budgets: tuple = (25.0, 100.0),
+                resumable: bool = True) -> int:
         try:
-            with _resume_hint(out):
+            with _resume_hint(out) if resumable else nullcontext():
                 cubins = fleet.compile_on(self.pool, self.workers, todo, log=print)
-                got = fleet.run_points(self.pool, self.workers, todo, log, fleet.expected_seconds(fig, todo), cubins)
+                got = fleet.run_points(self.pool, self.workers, todo, log, fleet.expected_seconds(fig, todo, *budgets), cubins,
+                                       measure_args=budgets)
         finally:
             self.pool.close()
         print(f"measured {got.measured} points in {got.wall_s:.1f} s on {len(self.workers)} worker(s)"
