@@ -178,10 +178,11 @@ def test_a_point_that_loses_two_workers_is_recorded_failed(plan, cost, tmp_path)
 
 
 def test_ray_two_workers_one_killed(plan, cost, one_worker, tmp_path):
-    """The same on Ray: a local Ray, two actors without GPUs, one of them dying in the middle of a point."""
+    """The same on Ray: a local Ray, two actors without GPUs, one of them (the faster) dying in the middle
+    of a point, the other three times slower."""
     pytest.importorskip("ray")
     log, done = tmp_path / "points.jsonl", tmp_path / "done"
-    pool = fleet.RayPool([(f, a) for f, a, _ in _specs(2, done, die_after=5)], gpus_each=0, address="auto")
+    pool = fleet.RayPool([(f, a) for f, a, _ in _specs(2, done, die_after=5, slow=3.0)], gpus_each=0, address="auto")
     try:
         ws = fleet.start_workers(pool)
         out = fleet.run_points(pool, ws, plan.points, log, cost, fleet.compile_on(pool, ws, plan.points, log=_quiet), echo=_quiet)

@@ -129,16 +129,24 @@ def pack_record(run_dir: Path) -> bool:
     """raw.json kept as raw.json.xz (a tenth of its size): written, read back and compared byte for byte,
     and only then is the plain file removed. False (nothing changed) where there is no raw.json or a
     raw.json.xz exists."""
-    raw, packed = Path(run_dir) / "raw.json", Path(run_dir) / "raw.json.xz"
-    if not raw.is_file() or packed.exists():
+    raw = Path(run_dir) / "raw.json"
+    if not raw.is_file() or raw.with_name("raw.json.xz").exists():
         return False
-    data = raw.read_bytes()
+    pack_file(raw)
+    return True
+
+
+def pack_file(path: Path) -> Path:
+    """path kept as path.xz: written, read back and compared byte for byte, and only then is path removed
+    (RuntimeError, path kept, where it does not read back)."""
+    packed = path.with_name(path.name + ".xz")
+    data = path.read_bytes()
     packed.write_bytes(lzma.compress(data, preset=9))
     if lzma.decompress(packed.read_bytes()) != data:
         packed.unlink()
-        raise RuntimeError(f"{packed} did not read back as {raw}; raw.json is kept")
-    raw.unlink()
-    return True
+        raise RuntimeError(f"{packed} did not read back as {path}; {path.name} is kept")
+    path.unlink()
+    return packed
 
 
 def measurement_key(m: Measurement) -> tuple:

@@ -26,7 +26,7 @@ from .gpu import Gpu, Problem, compile_all, measure_compiled
 from .ncu import run_ncu
 from .nvml import NvmlSampler
 from .worker import environment, point_config
-from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key, run_record
+from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key, pack_file, run_record
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -507,15 +507,10 @@ def pack_log(out: Path) -> bool:
     log, packed = out / "points.jsonl", out / "points.jsonl.xz"
     if not log.is_file() or packed.exists() or not (out / "raw.json").is_file():
         return False
-    data = log.read_bytes()
     held = {measurement_key(m) for m in Run.model_validate_json((out / "raw.json").read_text()).measurements}
     if any(measurement_key(m) not in held for m in _recorded(log)):
         return False
-    packed.write_bytes(lzma.compress(data, preset=9))
-    if lzma.decompress(packed.read_bytes()) != data:
-        packed.unlink()
-        raise RuntimeError(f"{packed} did not read back as {log}; the log is kept")
-    log.unlink()
+    pack_file(log)
     return True
 
 
