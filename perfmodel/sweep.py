@@ -146,36 +146,51 @@ def refine_set(configs: Sequence[KernelConfig], gflops: np.ndarray, top: int) ->
 def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: np.ndarray, problem: Problem, top: int,
                          progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, set, Optional[PredictionBatch], dict]:
     """Predicted GFLOPS with the top `top` (refine_set) re-predicted from their binaries (compiled in parallel with the
-    local nvcc, cached on disk). Returns (gflops, set of refined indices, their batch, index -> row in
-    it); unchanged where no local compiler targets the device."""
-    g = np.array(gflops, dtype=float)
+    local nvcc, cached on disk). Where the binaries show a kernel's closed form optimistic for this problem
+    (kernel_scale below 1), a second pass builds refine_set of the closed form corrected by those factors,
+    so that kernel (async_pipeline's at 4096 filled the closed form's own-choice top 20) does not keep
+    another kernel's candidates from being built. Returns (gflops, set of refined indices, their batch,
+    index -> row in it); unchanged where no local compiler targets the device."""
+    closed = np.asarray(gflops, dtype=float)
+    g = closed.copy()
     cc = fig.device.compute_capability
     if top <= 0 or not facts.can_compile(cc):
         return g, set(), None, {}
-    idx = refine_set(configs, g, top)
-    built = facts.compiled_many([configs[i] for i in idx], cc, progress)
-    keep = [(i, b) for i, b in zip(idx, built) if b is not None]
-    if not keep:
-        return g, set(), None, {}
-    rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
-    for k, (i, _) in enumerate(keep):
-        g[i] = rb.gflops[k]
-    g = g * kernel_scale(configs, np.asarray(gflops, dtype=float), g, {i for i, _ in keep})
-    return g, {i for i, _ in keep}, rb, {i: k for k, (i, _) in enumerate(keep)}
+    keep, basis, rb = [], closed, None
+    for _ in range(2):  # the second pass: refine_set of the closed form corrected by what the first pass's binaries
+        done = {i for i, _ in keep}  # showed of each kernel (kernel_scale), where that corrects a kernel
+        idx = [i for i in refine_set(configs, basis, top) if i not in done]
+        if not idx:
+            break
+        built = facts.compiled_many([configs[i] for i in idx], cc, progress)
+        keep += [(i, b) for i, b in zip(idx, built) if b is not None]
+        if not keep:
+            return g, set(), None, {}
+        rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
+        for k, (i, _) in enumerate(keep):
+            g[i] = rb.gflops[k]
+        bias = kernel_scale(configs, closed, g, {i for i, _ in keep}, everywhere=True)
+        if basis is not closed or not (bias < 1).any():
+            break
+        basis = closed * bias
+    refined = {i for i, _ in keep}
+    return g * kernel_scale(configs, closed, g, refined), refined, rb, {i: k for k, (i, _) in enumerate(keep)}
 
 
-def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g: np.ndarray, refined: set) -> np.ndarray:
+def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g: np.ndarray, refined: set,
+                 everywhere: bool = False) -> np.ndarray:
     """Per configuration, the factor its closed-form GFLOPS takes in the ranking: 1 where it was re-predicted
     from its binary; else, where its kernel's re-predicted configurations came out slower than their closed
     form, the median of their binary / closed-form ratios (never above 1). So a kernel whose closed form is
     optimistic for this problem cannot rank configurations nobody built above the ones whose binaries
-    were read (refine_set takes each kernel's top, so every kernel has some)."""
+    were read (refine_set takes each kernel's top, so every kernel has some). everywhere: the factor on the
+    re-predicted configurations too (the kernel's closed form corrected, for choosing what to build)."""
     ratios: dict[str, list[float]] = {}
     for i in refined:
         if closed[i] > 0:
             ratios.setdefault(configs[i].kernel, []).append(refined_g[i] / closed[i])
     factor = {k: min(1.0, float(np.median(r))) for k, r in ratios.items()}
-    return np.array([1.0 if i in refined else factor.get(c.kernel, 1.0) for i, c in enumerate(configs)])
+    return np.array([1.0 if (i in refined and not everywhere) else factor.get(c.kernel, 1.0) for i, c in enumerate(configs)])
 
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,

@@ -272,3 +272,45 @@ def test_the_refined_set_holds_the_defaults_top_too():
     assert sum(not configs[i].changed_choices() for i in idx) == 5
     plain, _, _ = enumerate_configs(dev, ("double_buffer",), choices=False)
     assert refine_set(plain, np.arange(len(plain), dtype=float), 5) == list(range(len(plain) - 1, len(plain) - 6, -1))
+
+
+def test_a_kernel_whose_closed_form_is_optimistic_does_not_crowd_out_the_others(monkeypatch):
+    """sweep.refine_with_binaries' second pass: kernel A's closed form is 25 % above its binaries and fills
+    the closed form's top; the first pass builds A's top and B's top PER_KERNEL; the second builds the top
+    of the closed form corrected by A's factor, which holds B's next two configurations, and the faster of
+    those by its binary comes first. Without a factor below 1 there is no second pass."""
+    import numpy as np
+
+    from perfmodel import sweep
+    from perfmodel.model.figures import Figures
+
+    dev = load_device("h100-sxm")
+    a, _, _ = enumerate_configs(dev, ("async_pipeline",), choices=False)
+    b, _, _ = enumerate_configs(dev, ("double_buffer",), choices=False)
+    configs = a[:30] + b[:30]
+    closed = np.array([100.0 - 0.1 * i for i in range(30)] + [90.0 - 0.1 * j for j in range(30)])
+    ratio = {"async_pipeline": 0.75, "double_buffer": 1.0}
+    bump = {33: 1.2}  # B's 4th configuration (outside its top PER_KERNEL): its binary says 108
+    built = []
+
+    class Batch:
+        def __init__(self, cfgs):
+            idx = [configs.index(c) for c in cfgs]
+            self.gflops = np.array([closed[i] * ratio[configs[i].kernel] * bump.get(i, 1.0) for i in idx])
+
+    def compiled_many(cfgs, cc, progress=None):
+        built.extend(configs.index(c) for c in cfgs)
+        return [object() for _ in cfgs]
+
+    monkeypatch.setattr(sweep.facts, "can_compile", lambda cc: True)
+    monkeypatch.setattr(sweep.facts, "compiled_many", compiled_many)
+    monkeypatch.setattr(sweep, "predict_batch", lambda fig, cfgs, problem, builds=None: Batch(cfgs))
+    fig = Figures.load("h100-sxm")
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
+    assert set(range(5)) <= refined and {30, 31, 32} <= refined  # first pass: A's top 5, B's top PER_KERNEL
+    assert {33, 34} <= refined  # second pass: the corrected closed form's top 5 are all B's
+    assert int(np.argmax(g)) == 33 and len(built) == len(set(built))  # nothing built twice
+    ratio["async_pipeline"] = 1.0
+    built.clear()
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
+    assert 33 not in refined and len(refined) == 5 + sweep.PER_KERNEL
