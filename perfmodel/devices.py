@@ -24,6 +24,9 @@ class Compute(_Strict):
     sm_clock_boost_MHz: PositiveFloat
     warp_schedulers_per_sm: PositiveInt
     issue_per_scheduler_per_clock: PositiveFloat
+    # banks of a scheduler's register file, each supplying one warp-wide 32-bit operand per clock
+    # (model.schedule's register-bank term); None where the generation's banks are not modelled
+    register_banks: Optional[PositiveInt] = None
 
 
 class Memory(_Strict):
@@ -167,7 +170,7 @@ class DeviceSpec(_Strict):
 # What every GPU of one compute capability shares: the SM (lanes, schedulers, issue), its shared memory
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
-GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock"),
+GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",

@@ -56,7 +56,9 @@ def render(p: Prediction) -> str:
                f"{p.load_phase_share:.2f} of that phase exposed with {o.blocks_per_sm} block(s)/SM (calibrated tile loop)")
     if p.scheduled_compute_cycles is not None:
         L.append(f"  (compute = {p.scheduled_compute_cycles:,.0f} cycles: the binary's k-tile loop replayed on one warp scheduler "
-                 f"with {o.warps_per_sm} warps/SM: issue order, FFMA rate, fragment-load latency, shared pipe and barrier)")
+                 f"with {o.warps_per_sm} warps/SM: issue order, FFMA rate"
+                 + (f", operand reads from {p.register_banks} register banks" if p.register_banks else "")
+                 + ", fragment-load latency, shared pipe and barrier)")
     elif p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")
@@ -88,7 +90,7 @@ def render(p: Prediction) -> str:
 
 PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",
               "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
-              "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share",
+              "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share", "l1": "not measured: the L1 line rate",
               "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate"}
 INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
                "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself",

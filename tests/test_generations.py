@@ -79,7 +79,9 @@ def test_recorded_h200_run_without_an_h200_calibration():
     gen = score_run(H200_RUN, figures_for(H200_RUN, "generation", None, ROOT / "results"))
     ds = score_run(H200_RUN, figures_for(H200_RUN, "datasheet", None, ROOT / "results"))
     assert gen.points == ds.points == 140
-    assert gen.mape_pct <= 10.0 and gen.mape_pct < ds.mape_pct - 5.0
+    # generation figures 6.8 %, datasheet 8.8 % (15.5 % before the register-bank term and the L1 line rate as
+    # the port): the H100's calibration still helps, and neither needs an H200 calibration to stay within 10 %
+    assert gen.mape_pct <= 10.0 and ds.mape_pct <= 10.0 and gen.mape_pct < ds.mape_pct
     assert gen.top1_gap_pct <= 3.0
 
 

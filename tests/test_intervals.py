@@ -42,7 +42,8 @@ def test_provenance_follows_the_figures():
     # the H200's SM figures are its generation's; its L2 bandwidth is the H100's figure used as a proxy
     assert gen["clock"] == "given" and gen["ffma"] == gen["port"] == "generation" and gen["l2"] == "proxy"
     ds = U.provenance(Figures.load("rtx2070s", figures="datasheet"), clock_given=False)
-    assert ds["ffma"] == ds["clock"] == "datasheet" and ds["port"] == "unmeasured"
+    # without a calibration the tile burst arrives at the L1's line rate, drawn with the tile loop's overlap
+    assert ds["ffma"] == ds["clock"] == "datasheet" and ds["port"] == "l1"
     # the RTX 2070 SUPER's L2 bandwidth and latencies were measured on that GPU and published
     assert ds["l2"] == "microbenchmark" and ds["latency"] == "microbenchmark"
     clock = U.input_range(Figures.load("rtx2070s", figures="datasheet"), "clock", "datasheet")
@@ -79,7 +80,8 @@ def test_each_input_alone_widens_only_its_own_terms():
     fig = Figures.load("rtx2070s", figures="datasheet")
     p = predict(fig, KernelConfig.make("double_buffer", bm=128), 4096, width_parts=True)
     parts = p.interval.parts
-    assert parts["ffma"][0] < -0.15 and parts["clock"][0] < -0.05
+    # the FFMA rate: 0.87-1.03 of the binary's replay with its register-bank reads (13 loops on the H100)
+    assert parts["ffma"][0] < -0.10 and parts["ffma"][1] > 0.0 and parts["clock"][0] < -0.05
     assert abs(parts["dram"][0]) < 1e-3 and abs(parts["l2"][0]) < 1e-3
 
 
@@ -120,15 +122,16 @@ def test_calibrated_intervals_cover_what_they_claim_on_the_accuracy_set(accuracy
 
 
 def test_datasheet_intervals_on_the_accuracy_set_do_not_regress():
-    """The same points with datasheet figures (no figure measured here): 86.6 % inside the 90 % interval
-    and 36.8 % inside the 50 % with the residual of every recorded run (86.8 % and 39.3 % with the accuracy
-    set's alone; 88.0 % and 37.4 % before tiled_2d's paired reads were counted as LDS.64, which made the
-    measured residual narrower); a change may not lose more than a point of either."""
+    """The same points with datasheet figures (no figure measured here): 92.0 % inside the 90 % interval and
+    44.8 % inside the 50 % since the register-bank term and the L1 line rate as the port (the FFMA rate's
+    range is then the replay's, 0.87-1.03, and the port's position also draws the tile loop's overlap);
+    86.6 % and 36.8 % before, with the datasheet rate as a ceiling and the burst at the L2 share. A change
+    may not lose more than a point of either, nor leave the 85-95 % / 40-60 % the intervals promise."""
     results = ROOT / "results"
     runs = [results / n for n in accuracy_set(results)]
     _, overall = score(runs, "datasheet", None, results)
     c = overall["intervals"]
-    assert c["inside_90_pct"] >= 85.6 and c["inside_50_pct"] >= 35.8
+    assert 91.0 <= c["inside_90_pct"] <= 95.0 and 43.8 <= c["inside_50_pct"] <= 60.0
 
 
 def test_estimated_registers_are_drawn_and_compiled_ones_are_not():
@@ -137,7 +140,9 @@ def test_estimated_registers_are_drawn_and_compiled_ones_are_not():
     from perfmodel import facts
 
     fig = Figures.load("v100", figures="datasheet")
-    cfg = KernelConfig.make("tiled_2d", bm=128, bn=128, bk=8, tm=8, tn=8)
+    # 64x64 tiles: latency-bound, so the occupancy the registers allow matters (the 128x128 tile is FFMA-bound
+    # on the V100's 16-lane schedulers, whatever its occupancy)
+    cfg = KernelConfig.make("tiled_2d", bm=64, bn=64, bk=8, tm=8, tn=8)
     est = predict(fig, cfg, 4096, width_parts=True)
     known = predict(fig, cfg, 4096, build=facts.given(int(est.resources.registers_per_thread)), width_parts=True)
     assert est.interval.inputs["registers"] == "estimate" and "registers" in est.interval.parts

@@ -181,3 +181,45 @@ def test_recorded_runs_replay_with_archived_loop_programs_and_no_compiler(monkey
     assert len(tiled) > 100 and all(r["_prediction"].scheduled_compute_cycles is not None for r in tiled)
     s = an.summary(table)
     assert s["mape_pct"] <= 8.7 and s["spearman_sweep"] > 0.965  # 7.76 % and 0.975 today
+
+
+BANKED = """
+.L_x_7:
+        /*0100*/                   FFMA R21, R2.reuse, R3, R21 ;
+        /*0110*/                   FFMA R18, R2.reuse, R5, R18 ;
+        /*0120*/                   FFMA R20, R2, R7, R20 ;
+        /*0130*/                   FFMA R22, R4, 1.5, R22 ;
+        /*0140*/                   STS.128 [R9+0x10], R12 ;
+        /*0150*/                   LDS.64 R12, [R9.64] ;
+        /*0160*/                   FFMA R24, R6, R8, R10 ;
+        /*0170*/              @!P0 BRA `(.L_x_7) ;
+"""
+
+
+def test_register_reads_count_each_bank_less_what_the_reuse_cache_serves():
+    r = sass.register_reads(sass.loop_lines(BANKED))
+    pairs = [r[i:i + 2] for i in range(0, len(r), 2)]
+    assert pairs == ["12",  # R2 (bank 0), R3 and R21 (bank 1)
+                     "11",  # R2 from the reuse cache; R5, R18
+                     "11",  # R2 again from the cache (flagged by the previous one); R7, R20
+                     "20",  # R4, R22 (the immediate reads nothing); R2's slot was not flagged
+                     "23",  # the address R9, the four data registers R12..R15
+                     "11",  # a .64 address: R9 and R10
+                     "30",  # R6, R8, R10: three reads from one bank
+                     "00"]  # the branch reads no register
+    assert sass.loop_program(BANKED)["reads"] == r
+
+
+def test_an_ffma_whose_three_registers_share_a_bank_holds_it_three_clocks():
+    n = 60
+    same = dict(prog("F" * n), id="banks-same", reads="30" * n)
+    split = dict(prog("F" * n), id="banks-split", reads="21" * n)
+    args = (4, 1, 1.0, 29, 33, 4, 1, 1, 4)
+    # without the term (or without a banked generation) every FFMA issues in one clock
+    assert simulate(same, *args) == pytest.approx(4 * n, rel=0.02)
+    # with it: one warp-wide operand per bank per clock, for the scheduler's four warps together
+    assert simulate(same, *args, banks=2) == pytest.approx(3 * 4 * n, rel=0.02)
+    assert simulate(split, *args, banks=2) == pytest.approx(2 * 4 * n, rel=0.02)
+    # issue still bounds a loop whose reads fit: one read per bank per FFMA
+    light = dict(prog("F" * n), id="banks-light", reads="11" * n)
+    assert simulate(light, *args, banks=2) == pytest.approx(simulate(light, *args), rel=0.02)

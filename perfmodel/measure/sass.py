@@ -153,6 +153,43 @@ def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
     return out
 
 
+def register_reads(lines: list[str]) -> str:
+    """Per instruction of nvdisasm lines, the register-file reads of its source operands in each of the
+    two register banks (register number mod 2), as two digits per instruction ("21": two reads from
+    bank 0, one from bank 1; 9 at most). An operand slot is served by the operand reuse cache, and
+    reads nothing, when the previous instruction named the same register in the same slot with
+    `.reuse` (Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking":
+    two banks from Volta on, reuse flags in the control bits). A vector operand (a store's .64/.128
+    data, a .64 address) reads each of its registers; RZ, uniform registers, predicates, constants and
+    immediates read nothing from the register file."""
+    out = []
+    prev: list = [None, None, None, None]
+    for line in lines:
+        m = _INSTRUCTION.search(line)
+        if not m:
+            continue
+        op, args = m.group(2), m.group(3)
+        w = 4 if ".128" in op else 2 if (".64" in op or ".WIDE" in op) else 1
+        parts = [p.strip() for p in args.split(",")] if args else []
+        if not (op.startswith(("ST", "BAR", "BRA", "BSYNC", "BSSY", "RED", "ATOM", "EXIT")) or not parts
+                or not re.match(r"R\d", parts[0])):
+            parts = parts[1:]  # the destination
+        reads = [0, 0]
+        cur: list = [None, None, None, None]
+        for k, t in enumerate(parts[:4]):
+            regs = _regs(t.replace(".reuse", ""), w if op.startswith("ST") and not t.startswith("[") else 1)
+            if not regs:
+                continue
+            served = prev[k] is not None and prev[k] == regs[0] and len(regs) == 1
+            if not served:
+                for r in regs:
+                    reads[r % 2] += 1
+            cur[k] = regs[0] if ".reuse" in t and len(regs) == 1 else None
+        prev = cur
+        out.append(f"{min(reads[0], 9)}{min(reads[1], 9)}")
+    return "".join(out)
+
+
 _HEX_WORD = re.compile(r"^\s*/\*\s*(0x[0-9a-f]{16})\s*\*/\s*$")  # nvdisasm -hex: an instruction's high word
 
 
@@ -171,6 +208,11 @@ def loop_lines(sass: str) -> Optional[list[str]]:
             if best is None or n > best[0]:
                 best = (n, body)
     return None if best is None else best[1]
+
+
+def program_id(body: list[str]) -> str:
+    """A loop program's id: a digest of its listing lines (the same loop, whatever sources built it)."""
+    return hashlib.sha1("\n".join(body).encode()).hexdigest()[:16]
 
 
 def loop_program(sass: str) -> Optional[dict]:
@@ -201,7 +243,8 @@ def loop_program(sass: str) -> Optional[dict]:
                 deps[i] = sorted(ds)
             for r in dst:
                 writer[r] = j
-    prog = dict(id=hashlib.sha1("\n".join(body).encode()).hexdigest()[:16], cls=cls, wide=wide, deps=deps)
+    prog = dict(id=program_id(body), cls=cls, wide=wide, deps=deps,
+                reads=register_reads(body))
     stall = _stall_counts(body)
     if stall is not None and len(stall) == n:
         prog["stall"] = stall
@@ -318,7 +361,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass7"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass8"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -389,11 +432,29 @@ def write_program_archive(programs: dict, path: str | Path) -> int:
     return len(programs)
 
 
+READS_GLOB = "register-reads-*.json.xz"  # {program id: register_reads} of archived programs (written later)
+
+
 class ProgramArchive:
-    """The loop-program archives (ARCHIVE_GLOB) in the given folders: `program(key)` or None."""
+    """The loop-program archives (ARCHIVE_GLOB) in the given folders: `program(key)` or None. A program
+    archived before programs carried their register-bank reads gets them from a READS_GLOB file in the
+    same folders where one holds its id (the id is a digest of the loop's SASS)."""
 
     def __init__(self, folders):
         self.files = [p for d in folders for p in sorted(Path(d).glob(ARCHIVE_GLOB))]
+        self.read_files = [p for d in folders for p in sorted(Path(d).glob(READS_GLOB))]
+
+    def reads(self, program_id: str) -> Optional[str]:
+        for p in self.read_files:
+            if p not in _ARCHIVE_FILES:
+                try:
+                    _ARCHIVE_FILES[p] = json.loads(lzma.decompress(p.read_bytes()))
+                except (OSError, ValueError, lzma.LZMAError):
+                    _ARCHIVE_FILES[p] = {}
+            got = _ARCHIVE_FILES[p].get("reads", {}).get(program_id)
+            if got is not None:
+                return got
+        return None
 
     def program(self, key: str) -> Optional[dict]:
         """The program archived under key; where several archives hold it, one with stall counts first
@@ -409,6 +470,11 @@ class ProgramArchive:
             pid = a.get("keys", {}).get(key)
             if pid is not None:
                 if "stall" in a["programs"][pid]:
-                    return a["programs"][pid]
+                    found = a["programs"][pid]
+                    break
                 found = found or a["programs"][pid]
+        if found is not None and "reads" not in found:
+            reads = self.reads(found["id"])
+            if reads is not None:
+                found = dict(found, reads=reads)
         return found

@@ -90,6 +90,14 @@ class Figures:
             return np.ones_like(np.asarray(warps_per_sm, dtype=float))
         return _ffma_issue_factor(self.device, warps_per_sm, smem_fed=smem_fed, accumulators=accumulators)
 
+    @property
+    def register_banks(self) -> int:
+        """Register banks for model.schedule's register-bank term where the FFMA rate comes from the
+        datasheet (one issue clock per FFMA): then the binary's register reads say what of peak its loop
+        sustains. 0 with a calibrated FFMA rate: calibrate's outer product was measured with its own
+        register reads, and the model charges that rate per FFMA (docs/model.md)."""
+        return 0 if self.calibrated else int(self.device.compute.register_banks or 0)
+
     @cached_property
     def has_pipe_overlap(self) -> bool:
         return self.calibrated and _pipe_overlap(self.device, 1.0) is not None
@@ -113,8 +121,15 @@ class Figures:
 
     @property
     def l2_port_bytes_per_clock(self) -> Optional[float]:
-        """The measured L2->SM port of one SM (None: datasheets do not give it)."""
-        return self.device.measured.l2_sm_port_bytes_per_clock if self.calibrated else None
+        """The L2->SM port one SM's tile burst arrives through: calibrate's measurement (None for a
+        calibration that did not measure it: the burst then queues at the SM's share of the L2 bandwidth);
+        without a calibration, the most an SM's L1 takes in, its data path of one 128-byte line per clock
+        (memory.smem_bandwidth_bytes_per_clock_per_sm, the unified L1/shared-memory array's rate). Nothing
+        couples the SMs' bursts, so one SM's burst is not held to its 1/SMs share of the L2 bandwidth
+        (the l2 term bounds the average): docs/model.md "The datasheet mode's load phase"."""
+        if self.calibrated:
+            return self.device.measured.l2_sm_port_bytes_per_clock
+        return float(self.device.memory.smem_bandwidth_bytes_per_clock_per_sm)
 
 
 # the calibrate microbenchmark behind smem_outer_GFLOPS_by_spread, per warp per k step: 64 FFMAs fed

@@ -365,8 +365,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sim_full = sim_tail = None
     if i.has_program.any():
-        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device)
-        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device)
+        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, fig.register_banks)
+        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, fig.register_banks)
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full)
@@ -376,8 +376,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
-    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency)
-    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency)
+    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, fig.register_banks)
+    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, fig.register_banks)
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
@@ -570,8 +570,9 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     return 0.0 if us is None else us * 1e-6
 
 
-def _simulated(i: IssueStage, b, warps, c_ffma, configs, device) -> np.ndarray:
-    """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program."""
+def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, banks=0) -> np.ndarray:
+    """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
+    banks: the register-bank term's banks (0: none, Figures.register_banks)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     out = np.full(len(configs), np.nan)
@@ -580,11 +581,11 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device) -> np.ndarray:
         out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
-                                         lw / li if li else 1.0, sw / si if si else 1.0)
+                                         lw / li if li else 1.0, sw / si if si else 1.0, banks=banks)
     return out
 
 
-def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency) -> np.ndarray:
+def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, banks=0) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
     loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
     order the binary issues them, and the difference kept. The interior loop issues a tile's loads
@@ -608,7 +609,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
-        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args) for p in (edge, inner)]
+        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 
@@ -702,6 +703,7 @@ class Prediction(_M):
     sm_clock_MHz: float
     figures: str
     ffma_issue_cycles: float
+    register_banks: int = 0  # the register banks the simulated compute phase charged reads to (0: none)
     prefetch: str
     peak_GFLOPS: float
     resources: Resources
@@ -806,7 +808,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
     lps, sch = float(c.load_phase_share[k]), float(c.scheduled[k])
     return Prediction(
         device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
-        K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label,
+        K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label, register_banks=fig.register_banks,
         ffma_issue_cycles=float(c.c_ffma[k]),
         prefetch=("none (single buffer)" if config.buffers == 1 else
                   ("yes" if prefetch is None or prefetch >= 1 else

@@ -27,6 +27,13 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
   results/archive/ncu-fewwarps-20261123-h100-sxm.csv against 0.12-0.73 measured); other warps issue
   in those cycles.
 - Ready warps issue loose round-robin (the least recently issued first).
+- Register banks (where the generation has `register_banks`, and the program its `reads`): each bank
+  of the scheduler's register file supplies one warp-wide operand per clock; an instruction's reads
+  (measure.sass.register_reads: its source registers by bank, less those the reuse cache serves) hold
+  their bank that many clocks, and an instruction issues no earlier than one clock (BANK_SLACK) before
+  every bank it reads is free. An FFMA whose three registers share a bank takes its bank three clocks
+  where its issue takes one: the loss of SGEMM's three-register outer products against FP32 peak
+  (benchmarks/ffma_loops.py, docs/model.md "The FFMA rate from the binary").
 - The queue in front of the pipe is unbounded (its depth is not measured): a load waits there, its
   consumers wait for it, but issue does not; a pass is never shorter than the pipe's work in it.
 
@@ -38,6 +45,9 @@ from functools import lru_cache
 import numpy as np
 
 
+BANK_SLACK = 1.0  # clocks an instruction may issue before the banks it reads are free (docs/model.md)
+
+
 def passes_for(n: int) -> int:
     """Loop passes to simulate: enough for a steady state, fewer for very long unrolled loops."""
     return 4 if n <= 4000 else 3
@@ -45,11 +55,12 @@ def passes_for(n: int) -> int:
 
 def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-             share: float, passes: int | None = None, global_latency: float = 0.0) -> float:
+             share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
-    charged by terms.tile_cycles)."""
+    charged by terms.tile_cycles). banks: the register banks of a scheduler (0: no register-bank term;
+    programs without `reads` have none either)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -62,6 +73,13 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else float(wide[i]) if k in "GLK" else 0.0
           for i, k in enumerate(cls)]
     lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
+    rd = program.get("reads") if banks else None
+    if rd and len(rd) == 2 * n and banks == 2:
+        r0 = [float(rd[2 * i]) for i in range(n)]
+        r1 = [float(rd[2 * i + 1]) for i in range(n)]
+    else:
+        r0 = r1 = None
+    bank0 = bank1 = -1e9  # when each bank finishes the reads given to it
     done = [[0.0] * (P * n) for _ in range(W)]
     pc = [0] * W  # absolute instruction index (pass * n + i)
     ready = [0.0] * W
@@ -79,6 +97,12 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             if blocked[w] or pc[w] >= end:
                 continue
             t = ready[w] if ready[w] > sched else sched
+            if r0 is not None:
+                i = pc[w] % n
+                if r0[i] and bank0 - BANK_SLACK > t:
+                    t = bank0 - BANK_SLACK
+                if r1[i] and bank1 - BANK_SLACK > t:
+                    t = bank1 - BANK_SLACK
             if t < t_best - 1e-9 or (t < t_best + 1e-9 and last[w] < last[best]):
                 best, t_best = w, t
         if best < 0:
@@ -89,6 +113,11 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
         k = cls[i]
         sched = t + cost[i]
         last[w] = t
+        if r0 is not None:
+            if r0[i]:
+                bank0 = (t if t > bank0 else bank0) + r0[i]
+            if r1[i]:
+                bank1 = (t if t > bank1 else bank1) + r1[i]
         if wf[i]:
             start = t if t > pipe else pipe
             pipe = start + wf[i] * share
@@ -143,14 +172,15 @@ _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the lo
 def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-                            global_latency: float = 0.0) -> float:
+                            global_latency: float = 0.0, banks: int = 0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
-    global_latency > 0, the whole pass with its global loads' waits in the binary's order."""
+    global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
+    generation's register banks (0: no register-bank term)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     share = float(min(schedulers, max(resident_warps, 1)))
     pid = program["id"]
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
-            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1))
+            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
