@@ -16,6 +16,22 @@ def gpu():
     return Gpu()
 
 
+@pytest.fixture(autouse=True)
+def _gpu_context_current(request):
+    """The module's Gpu's context current while a test uses it: the in-process `sweep --measure` and
+    `choose --measure` tests open a Gpu of their own, whose context stays current after them, and a
+    function the module's Gpu loaded earlier is an invalid handle in another context."""
+    if "gpu" not in request.fixturenames:
+        yield
+        return
+    g = request.getfixturevalue("gpu")
+    g.ctx.push()
+    try:
+        yield
+    finally:
+        g.ctx.pop()
+
+
 @pytest.fixture(scope="module")
 def device(gpu):
     from perfmodel.measure.detect import match_shipped
