@@ -99,13 +99,17 @@ def test_report_of_a_tuning_run_without_ladder(tmp_path):
     assert "Worst-predicted points" in (tmp_path / "t" / "report.md").read_text()
 
 
-def test_replayed_accuracy_does_not_regress(run_dir):
-    """Regression guard on the newest recorded validate run (the hold-out seed 10) with its own
+def test_replayed_accuracy_does_not_regress():
+    """Regression guard on the recorded validate run that was the hold-out seed 10 with its own
     calibration: MAPE 7.7 %, Spearman 0.979 over all points and 0.975 over the random sample
     (`perfmodel accuracy results/20261122-153912-h100-sxm-seed10` gives the same with the reference
-    calibration). A change may not lose more than one point of MAPE or 0.01 of Spearman."""
+    calibration). A change may not lose more than one point of MAPE or 0.01 of Spearman. (Later runs
+    have other random samples and their own figures: seed 12's is 7.2 %, Spearman 0.960 / 0.961.)"""
     from perfmodel.analysis import run_facts, run_figures
 
+    run_dir = ROOT / "results" / "20261122-153912-h100-sxm-seed10"
+    if not (run_dir / "raw.json").exists():
+        pytest.skip("recorded seed-10 run absent")
     fig = run_figures(run_dir)
     run = load_run(run_dir)
     s = summary(rows(run, fig, run_facts(run, run_dir)))
