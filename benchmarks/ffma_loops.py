@@ -113,23 +113,13 @@ def slack(path: str) -> int:
 
 def simulate(path: str) -> int:
     from perfmodel.devices import load_device
-    from perfmodel.measure import build, sass
     from perfmodel.model.schedule import simulate as sim
 
     m = json.loads(Path(path).read_text())
     loops = [n for n in LOOPS if n in m["gflops"]]
     dev = load_device("h100-sxm")
     peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    with tempfile.TemporaryDirectory() as tmp:
-        cubin = Path(tmp) / "loops.cubin"
-        subprocess.run([build.find_nvcc(), "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(SRC)], check=True)
-        listing = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, str(cubin)], capture_output=True, text=True,
-                                 check=True).stdout
-    funcs = {}
-    for part in re.split(r"\n(?=\s*\.text\.)", listing):
-        mm = re.match(r"\s*\.text\.(\w+):", part)
-        if mm:
-            funcs[mm.group(1)] = part
+    progs = _programs()
     lat = dev.latency
     print(f"{m['gpu']}; % of the datasheet peak ({peak:,.0f} GFLOPS at {dev.compute.sm_clock_boost_MHz:.0f} MHz); "
           f"simulated: model.schedule with one issue cycle per FFMA and the control codes' stall counts; both count "
@@ -137,7 +127,7 @@ def simulate(path: str) -> int:
     print("| loop | instructions (FFMA) | stall-count cycles | warps/SM | measured | spread | simulated | with register banks |")
     print("|---|---|---|---|---|---|---|---|")
     for n in loops:
-        prog = sass.loop_program(funcs[n])
+        prog = progs[n]
         nf = prog["cls"].count("F")
         product = 64 * int(re.search(r"_u(\d+)_", n).group(1))  # the product's FFMAs per pass, as measured
         for w, g in m["gflops"][n].items():

@@ -131,10 +131,10 @@ def _regs(tok: str, width: int) -> list[int]:
 _INSTRUCTION = re.compile(r"\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)\s*(.*?);")  # an nvdisasm instruction line
 
 
-def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
-    """(opcode, destination registers, source registers) of nvdisasm lines (predicates and uniform
-    registers dropped; RZ is not a register)."""
-    out = []
+def _operands(lines: list[str]):
+    """Per nvdisasm instruction line: (opcode, destination registers, source operand texts, register
+    width of a store's data); instructions without a register destination (stores, barriers,
+    branches) have every operand as a source."""
     for line in lines:
         m = _INSTRUCTION.search(line)
         if not m:
@@ -143,14 +143,21 @@ def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
         w = 4 if ".128" in op else 2 if (".64" in op or ".WIDE" in op) else 1
         parts = [p.strip() for p in args.split(",")] if args else []
         if op.startswith(("ST", "BAR", "BRA", "BSYNC", "BSSY", "RED", "ATOM", "EXIT")) or not parts or not re.match(r"R\d", parts[0]):
-            dst, srcs = [], parts
+            yield op, [], parts, w
         else:
-            dst, srcs = _regs(parts[0], w), parts[1:]
-        src = []
-        for t in srcs:  # a store's data operand is as wide as the store; addresses are one register (or .64)
-            src += _regs(t.replace(".reuse", ""), w if op.startswith("ST") and not t.startswith("[") else 1)
-        out.append((op, dst, src))
-    return out
+            yield op, _regs(parts[0], w), parts[1:], w
+
+
+def _source_regs(op: str, operand: str, w: int) -> list[int]:
+    """The registers one source operand reads: a store's data operand is as wide as the store;
+    addresses are one register (or .64)."""
+    return _regs(operand.replace(".reuse", ""), w if op.startswith("ST") and not operand.startswith("[") else 1)
+
+
+def _instructions(lines: list[str]) -> list[tuple[str, list[int], list[int]]]:
+    """(opcode, destination registers, source registers) of nvdisasm lines (predicates and uniform
+    registers dropped; RZ is not a register)."""
+    return [(op, dst, [r for t in srcs for r in _source_regs(op, t, w)]) for op, dst, srcs, w in _operands(lines)]
 
 
 def register_reads(lines: list[str]) -> str:
@@ -164,20 +171,11 @@ def register_reads(lines: list[str]) -> str:
     immediates read nothing from the register file."""
     out = []
     prev: list = [None, None, None, None]
-    for line in lines:
-        m = _INSTRUCTION.search(line)
-        if not m:
-            continue
-        op, args = m.group(2), m.group(3)
-        w = 4 if ".128" in op else 2 if (".64" in op or ".WIDE" in op) else 1
-        parts = [p.strip() for p in args.split(",")] if args else []
-        if not (op.startswith(("ST", "BAR", "BRA", "BSYNC", "BSSY", "RED", "ATOM", "EXIT")) or not parts
-                or not re.match(r"R\d", parts[0])):
-            parts = parts[1:]  # the destination
+    for op, _, parts, w in _operands(lines):
         reads = [0, 0]
         cur: list = [None, None, None, None]
         for k, t in enumerate(parts[:4]):
-            regs = _regs(t.replace(".reuse", ""), w if op.startswith("ST") and not t.startswith("[") else 1)
+            regs = _source_regs(op, t, w)
             if not regs:
                 continue
             served = prev[k] is not None and prev[k] == regs[0] and len(regs) == 1
