@@ -442,14 +442,20 @@ class ProgramArchive:
         self.files = [p for d in folders for p in sorted(Path(d).glob(ARCHIVE_GLOB))]
         self.read_files = [p for d in folders for p in sorted(Path(d).glob(READS_GLOB))]
 
+    @staticmethod
+    def _load(p: Path) -> dict:
+        """An archive file's content, read once per process ({} where it cannot be read)."""
+        if p not in _ARCHIVE_FILES:
+            try:
+                _ARCHIVE_FILES[p] = json.loads(lzma.decompress(p.read_bytes()))
+            except (OSError, ValueError, lzma.LZMAError):
+                _ARCHIVE_FILES[p] = {}
+        return _ARCHIVE_FILES[p]
+
     def reads(self, program_id: str) -> Optional[str]:
+        """The register-bank reads a READS_GLOB file holds for a program id, or None."""
         for p in self.read_files:
-            if p not in _ARCHIVE_FILES:
-                try:
-                    _ARCHIVE_FILES[p] = json.loads(lzma.decompress(p.read_bytes()))
-                except (OSError, ValueError, lzma.LZMAError):
-                    _ARCHIVE_FILES[p] = {}
-            got = _ARCHIVE_FILES[p].get("reads", {}).get(program_id)
+            got = self._load(p).get("reads", {}).get(program_id)
             if got is not None:
                 return got
         return None
@@ -459,12 +465,7 @@ class ProgramArchive:
         (archives written before programs carried them hold the same loop without)."""
         found = None
         for p in self.files:
-            if p not in _ARCHIVE_FILES:
-                try:
-                    _ARCHIVE_FILES[p] = json.loads(lzma.decompress(p.read_bytes()))
-                except (OSError, ValueError, lzma.LZMAError):
-                    _ARCHIVE_FILES[p] = {}
-            a = _ARCHIVE_FILES[p]
+            a = self._load(p)
             pid = a.get("keys", {}).get(key)
             if pid is not None:
                 if "stall" in a["programs"][pid]:
