@@ -6,7 +6,13 @@ benchmarks/ncu_choices.py is given, ncu's dispatch stalls per issued instruction
     PYTHONPATH=. python3 benchmarks/register_banks.py [NCU_JSON] SPEC ...   (SPEC as in ncu_choices.py)
     PYTHONPATH=. python3 benchmarks/register_banks.py --runs RUN ...
 With --runs: over the recorded runs' tiled points (reference calibration), the correlation of the
-model's error with the share of loop instructions that are such FFMAs (4 banks), per bound."""
+model's error with the share of loop instructions that are such FFMAs (4 banks), per bound.
+With --replay NCU_JSON SPEC ... (the first SPEC the reference): each binary's k-tile loop replayed by
+model.schedule at one issue clock per FFMA with two resident blocks' warps on a scheduler (8 warps per
+SM), without and with the register-bank term, as time over the first's, beside the measured time over
+the first's (ncu's gpu__time_duration in NCU_JSON).
+
+    PYTHONPATH=. python3 benchmarks/register_banks.py --replay NCU_JSON SPEC ..."""
 import json
 import re
 import subprocess
@@ -59,10 +65,32 @@ def against_runs(runs: list[str]) -> None:
             print(f"{bound:8} {len(sel):4d} points: correlation of the error with the bank-sharing FFMA share {np.corrcoef(e, f)[0, 1]:+.2f}")
 
 
+def replay(ncu_file: str, specs: list[str]) -> None:
+    from perfmodel.devices import load_device
+    from perfmodel.model.schedule import simulate
+
+    ncu = json.loads(Path(ncu_file).read_text())["kernels"]
+    lat = load_device("h100-sxm").latency
+    rows = []
+    for spec in specs:
+        cfg = parse(spec)
+        prog = sass.sass_facts(cfg, "9.0")["loop_program"]
+        per_block = max(1, cfg.threads // 128)  # warps of one block on one of the 4 schedulers
+        args = (prog, 2, per_block, 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles, 1.0, 1.0, 4.0)
+        rows.append((cfg.label(), ncu[cfg.label()]["gpu__time_duration.sum"], simulate(*args), simulate(*args, banks=2)))
+    t0, a0, b0 = rows[0][1:]
+    print(f"{'configuration':92} {'measured':>9} {'replay':>7} {'with banks':>11}   (time over the first's)")
+    for label, t, a, b in rows:
+        print(f"{label:92} {t / t0:9.2f} {a / a0:7.2f} {b / b0:11.2f}")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     if args and args[0] == "--runs":
         against_runs(args[1:])
+        sys.exit(0)
+    if args and args[0] == "--replay":
+        replay(args[1], args[2:])
         sys.exit(0)
     ncu = json.loads(Path(args.pop(0)).read_text())["kernels"] if args and args[0].endswith(".json") else {}
     print(f"{'configuration':80} {'FFMA':>5} {'2 banks':>8} {'4 banks':>8} {'dispatch':>9} {'time us':>8}")
