@@ -312,25 +312,22 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         share = ffma * c / np.maximum(ffma * c + other, 1e-12)  # FFMA share of the issue slots
         r = args["rates"]
         l2 = _take(r.l2_bpc, idx, n_all)
-        if r.port_bpc is not None and prov["port"] == "l1" and only in (None, "port"):
-            # not measured: rp, the position, goes from the model's load phase (the resident blocks' bursts queue
-            # at the L1's line rate, the whole phase exposed) to the H100's tile loop (one block's burst shows, at
-            # the range's low end of that rate, and 3 / 4 single-buffered blocks expose 0.8 / 0.7 of it)
-            lo = np.log(r.port_bpc / a["b"])
-            port = np.exp(lo + rp * (np.log(r.port_bpc * input_range(bt.figures, "port", "l1").lo) - lo))
-            if args.get("tile_exposure") is None:
-                a["tile_exposure"] = lambda b, _ratio: 1.0 - rp * (1.0 - np.interp(b, *TILE_EXPOSURE_H100))
-        elif r.port_bpc is not None and prov["port"] == "l1":
-            port = r.port_bpc
-        elif r.port_bpc is not None:
-            port = r.port_bpc * rp
-        elif only in (None, "port"):  # unmeasured: the tile-load structure drawn between the model's and the H100's
-            # rp: the position, in log, of one block's burst rate between the b blocks' queue at the SM's L2 share
-            # (the model's) and one L1 line per clock (the H100's port, its blocks' bursts overlapping); the same
-            # position sets the share of the load phase b single-buffered blocks expose (1, or the H100's X at 3-4)
-            low = np.log(l2 / a["b"])
-            port = np.exp(low + rp * (np.log(np.maximum(L1_FILL_BYTES_PER_CLOCK, l2)) - low))
+        drawn_port = prov["port"] in ("unmeasured", "l1")  # not measured: the tile-load structure is drawn
+        if drawn_port and only in (None, "port"):
+            # rp, the position, in log, of one block's burst rate from the model's load phase (the b resident
+            # blocks' bursts queue at the rate the model uses: the SM's L2 share, or the L1's line rate, and
+            # the whole phase is exposed) to the H100's tile loop (one block's burst shows, at one L1 line
+            # per clock or the low end of the line rate's range); the same position sets the share of the
+            # load phase b single-buffered blocks expose (1, or the H100's X at 3-4 blocks)
+            if r.port_bpc is None:
+                model_rate, h100_rate = l2, np.maximum(L1_FILL_BYTES_PER_CLOCK, l2)
+            else:
+                model_rate, h100_rate = r.port_bpc, r.port_bpc * input_range(bt.figures, "port", "l1").lo
+            low = np.log(model_rate / a["b"])
+            port = np.exp(low + rp * (np.log(h100_rate) - low))
             a["tile_exposure"] = lambda b, _ratio: 1.0 - rp * (1.0 - np.interp(b, *TILE_EXPOSURE_H100))
+        elif r.port_bpc is not None:
+            port = r.port_bpc if drawn_port else r.port_bpc * rp
         else:
             port = None
         lat = wk["mem_latency"] * lm * ck
