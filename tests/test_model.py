@@ -170,6 +170,41 @@ def test_local_frames_live_in_l1_or_share_the_l2_with_dram():
     assert big.cycles_per_tile["local"] == pytest.approx(203_875, rel=1e-4)
 
 
+def test_local_frames_of_a_small_grid_stay_in_the_l2():
+    """Frames exist only for the blocks that run: the same 712 B frames on a 512 x 512 output (four
+    256 x 256 blocks, one per SM) are 4 x 1024 x 712 B = 2.9 MB, which the 52.4 MB L2 holds whole, so
+    the traffic goes at the SM's L2 share alone: 3620 B x 1024 threads / 27.93 B/clk = 132,720 cycles
+    (at 4096 the 132 SMs' frames overflow the L2 and the DRAM share makes it 203,875: the test above)."""
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("warp_tiled", bm=256, bn=256, bk=16, tm=4, tn=8, wm=32, wn=64, wn_iter=2)
+    build = BuildFacts(registers=64, local_bytes=712, local_tile_bytes=3620.0)
+    p = predict(dev, cfg, 512, 512, 4096, build=build, clock_MHz=1980)
+    assert p.cycles_per_tile["local"] == pytest.approx(3620 * 1024 / (7300e9 / 1980e6 / 132), rel=1e-4)
+    assert "in L2" in p.resources.local_traffic and "DRAM" not in p.resources.local_traffic
+
+
+def test_a_spilled_loop_waits_for_its_local_loads_where_the_frames_live():
+    """A local load (LDL) that misses L1 waits for the L2 (or DRAM): the simulated compute phase of a
+    loop whose FFMAs need an LDL's result takes L1's latency (33 cycles on the H100) where the frames
+    fit in L1, the L2's (372) where only the L2 holds them (a small grid), and the mix by share where
+    DRAM holds the rest (54.48 % L2 at 4096: 0.5448 x 372 + 0.4552 x 657 = 501.7)."""
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("warp_tiled", bm=256, bn=256, bk=16, tm=4, tn=8, wm=32, wn=64, wn_iter=2)
+    n = 1024  # FFMAs per thread per k-tile: 256 x 256 x 16 / 1024 threads
+    program = dict(id="test-ldl-then-ffma", cls="L" + "F" * n, wide=[1] + [0] * n, deps=[[]] + [[1]] + [[] for _ in range(n - 1)])
+
+    def batch(M, N, frame):
+        build = BuildFacts(registers=64, local_bytes=frame, local_tile_bytes=4.0, program=program)
+        return predict_batch(dev, [cfg], Problem(M, N, 4096), builds=[build], clock_MHz=1980)
+
+    fits, small, big = batch(4096, 4096, 16), batch(512, 512, 712), batch(4096, 4096, 712)
+    assert fits.local.latency[0] == 33
+    assert small.local.latency[0] == pytest.approx(372)
+    assert big.local.latency[0] == pytest.approx(0.5448 * 372 + 0.4552 * 657, rel=1e-3)
+    s = [x.compute.scheduled[0] for x in (fits, small, big)]
+    assert s[0] < s[1] < s[2]
+
+
 def test_smem_littles_law_counts_wavefronts_in_flight():
     """Little's law for shared memory compares wavefronts. tiled_2d 64x16x32, 4x4 on the H100: 64 threads
     (2 warps), 16 blocks per SM (64 registers). Per tile each warp issues 32 k steps x 2 LDS (one A

@@ -84,9 +84,9 @@ def test_every_shipped_device_gets_compiler_facts_without_a_toolkit(no_toolkit):
 @needs_nvrtc12
 def test_nvrtc12_registers_for_older_devices(no_toolkit, tmp_path, monkeypatch):
     # double_buffer's defaults need 126, 126 and 128 registers on sm_50, sm_61 and sm_70 (NVRTC 12.9).
-    # Its front end is not deterministic (docs/compiler-facts.md): once, inside the full suite, sm_70 came
-    # out with 127. So each is built up to three times, each in a fresh cache: the count must come out
-    # in one of them, and no build may be more than a register away from it.
+    # Its front end is not deterministic (docs/compiler-facts.md): inside the full suite sm_70 once came
+    # out with 127 and sm_61 once with 124. So each is built up to three times, each in a fresh cache: the
+    # count must come out in one of them, and no build may be more than two registers away from it.
     for cc, want in (("5.0", 126), ("6.1", 126), ("7.0", 128)):
         got = []
         for i in range(3):
@@ -94,7 +94,7 @@ def test_nvrtc12_registers_for_older_devices(no_toolkit, tmp_path, monkeypatch):
             got.append(build.resource_usage(KernelConfig.make("double_buffer"), cc)["registers"])
             if got[-1] == want:
                 break
-        assert want in got and all(abs(g - want) <= 1 for g in got), (cc, got)
+        assert want in got and all(abs(g - want) <= 2 for g in got), (cc, got)
 
 
 @needs_nvrtc12

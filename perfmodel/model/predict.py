@@ -262,15 +262,19 @@ class LocalStage:
     bytes_tile: np.ndarray
     level: np.ndarray
     l1tex_wavefronts: np.ndarray
+    latency: np.ndarray  # cycles a local load (LDL) waits: L1's where the frames fit there, else L2's and DRAM's by share
 
 
-def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes) -> LocalStage:
+def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks) -> LocalStage:
     """Without registers for the accumulators and their fragments the arrays live in local memory:
     every FFMA loads and stores its accumulator (8 B) and, once the frame also holds the fragments,
     loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
-    tile (or the binary's loop's LDL + STL where known). L1 holds the frames while the resident ones
-    fit beside shared memory, else the L2 holds L2 bytes / (every SM's frames) of them and DRAM the
-    rest. One L1TEX data pipe (128 B/clk) serves shared, global and local accesses alike."""
+    tile (or the binary's loop's LDL + STL where known). L1 holds the frames while an SM's resident
+    ones fit beside shared memory, else the L2 holds L2 bytes / (the frames that exist at once) of
+    them and DRAM the rest. Frames exist only for blocks that run: a grid of fewer blocks than a
+    wave holds (blocks < SMs x blocks per SM) has that many frames, not a full wave's, and an SM
+    holds no more blocks than the grid gives it. One L1TEX data pipe (128 B/clk) serves shared,
+    global and local accesses alike."""
     mem = device.memory
     thr, local, b = r.threads, r.local_bytes, o.blocks_per_sm
     acc_floats = r.bm * r.bn / thr
@@ -280,12 +284,17 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     local_tile = np.where(arrays, per_ffma * r.ffma_per_thread, local) * thr * (local > 0)
     lt = np.array([np.nan if bf.local_tile_bytes is None else float(bf.local_tile_bytes) for bf in builds])
     local_tile = np.where(np.isfinite(lt) & (local > 0), lt * thr, local_tile)
-    frames = local * thr * np.maximum(b, 1)
-    in_l1 = frames <= mem.l1_bytes_per_sm - r.smem_bytes * np.maximum(b, 1)
-    l2_share = np.clip(mem.l2_bytes / np.maximum(frames * device.compute.sm_count, 1.0), 0.0, 1.0)
+    sms = device.compute.sm_count
+    resident = np.minimum(np.maximum(b, 1), np.ceil(np.asarray(blocks, float) / sms))  # blocks an SM really holds
+    live = np.minimum(np.asarray(blocks, float), sms * np.maximum(b, 1))  # blocks running at once, all SMs
+    in_l1 = local * thr * resident <= mem.l1_bytes_per_sm - r.smem_bytes * resident
+    l2_share = np.clip(mem.l2_bytes / np.maximum(local * thr * live, 1.0), 0.0, 1.0)
     ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
+    lat = device.latency
+    beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
-                      l1tex_wavefronts=r.smem_wavefronts_block + ldg_w + np.where(in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0))
+                      l1tex_wavefronts=r.smem_wavefronts_block + ldg_w + np.where(in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0),
+                      latency=np.where(in_l1, lat.l1_latency_cycles, beyond) * np.ones_like(local_tile))
 
 
 @dataclass(frozen=True)
@@ -365,8 +374,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sim_full = sim_tail = None
     if i.has_program.any():
-        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, fig.register_banks)
-        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, fig.register_banks)
+        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, fig.register_banks)
+        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, fig.register_banks)
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full)
@@ -376,8 +385,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
-    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, fig.register_banks)
-    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, fig.register_banks)
+    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, loc.latency, fig.register_banks)
+    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, loc.latency, fig.register_banks)
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
@@ -450,7 +459,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
     ll = littles_law_stage(device, r, o, hz)
-    loc = local_stage(device, r, o, builds, ll.tile_bytes)
+    loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
     w = waves_stage(device, o, t)
     c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1] * t.slices)
     prologue = w.n_waves * (t.mem_latency + 2 * device.latency.smem_latency_cycles)  # each wave's first tile has nothing to overlap
@@ -570,9 +579,11 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     return 0.0 if us is None else us * 1e-6
 
 
-def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, banks=0) -> np.ndarray:
+def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, banks=0) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
-    banks: the register-bank term's banks (0: none, Figures.register_banks)."""
+    local_latency: per config, what a local load waits (LocalStage.latency: L1's, or L2's and DRAM's
+    where the frames do not fit in L1); banks: the register-bank term's banks (0: none,
+    Figures.register_banks)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     out = np.full(len(configs), np.nan)
@@ -580,12 +591,13 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, banks=0) -> np.
         li, lw, si, sw = smem_counts(configs[k])
         out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
-                                         lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                                         lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks)
     return out
 
 
-def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, banks=0) -> np.ndarray:
+def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, local_latency,
+                banks=0) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
     loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
     order the binary issues them, and the difference kept. The interior loop issues a tile's loads
@@ -607,7 +619,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         li, lw, si, sw = smem_counts(cfg)
         per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
         wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
-        args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
+        args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
