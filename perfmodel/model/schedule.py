@@ -26,7 +26,10 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
   "wait" stall ncu reports (0.11-0.64 cycles per instruction on the loops of
   results/archive/ncu-fewwarps-20261123-h100-sxm.csv against 0.12-0.73 measured); other warps issue
   in those cycles.
-- Ready warps issue loose round-robin (the least recently issued first).
+- Ready warps issue loose round-robin (the least recently issued first), as measured on the H100:
+  the warps of one scheduler running the same loop finish together, not one after another as
+  greedy-then-oldest issue would have them (benchmarks/warp_policy.py,
+  results/archive/warp-policy-20261124-h100-sxm.txt).
 - Register banks (where the generation has `register_banks`, and the program its `reads`): each bank
   of the scheduler's register file supplies one warp-wide operand per clock; an instruction's reads
   (measure.sass.register_reads: its source registers by bank, less those the reuse cache serves) hold
