@@ -14,8 +14,9 @@
 #   bash benchmarks/gpu_run.sh split-k                  # benchmarks/split_k_costs.py (second launch, reduction)
 #   bash benchmarks/gpu_run.sh bench CLASS [SECONDS]    # perfmodel bench --shapes CLASS|all, stopped (SIGINT) after
 #                                                       # SECONDS (default 520); resume with `resume`
-#   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS]   # perfmodel validate --shapes CLASS|all, stopped (SIGINT)
-#                                                       # after SECONDS (default 520); every finished point is kept
+#   bash benchmarks/gpu_run.sh shapes CLASS [SECONDS] [SEED]  # perfmodel validate --shapes CLASS|all [--seed SEED],
+#                                                       # stopped (SIGINT) after SECONDS (default 520); every
+#                                                       # finished point is kept
 #   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
 #   bash benchmarks/gpu_run.sh tune-shapes CLASS K [SECONDS]  # perfmodel sweep --measure K --shapes CLASS (the
 #                                                       # detected device), stopped the same way; resume with `resume`
@@ -59,7 +60,7 @@ case "$what" in
     [ -n "$new_cal" ] && cp "$new_cal" "$OUT/" ;;
   shapes)
     cls=${2:?"shapes needs a CLASS (or all)"}; secs=${3:-520}
-    timeout -s INT "$secs" python3 -m perfmodel validate --shapes "$cls" > "$OUT/shapes-$cls.log" 2>&1; echo "validate --shapes rc $?"
+    timeout -s INT "$secs" python3 -m perfmodel validate --shapes "$cls" ${4:+--seed "$4"} > "$OUT/shapes-$cls.log" 2>&1; echo "validate --shapes rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/shapes-$cls.log" | tail -4 ;;
   resume)
     run=${2:?"resume needs a RUN folder"}; secs=${3:-520}
