@@ -294,7 +294,7 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
                       l1tex_wavefronts=r.smem_wavefronts_block + ldg_w + np.where(in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0),
-                      latency=np.where(in_l1, lat.l1_latency_cycles, beyond) * np.ones_like(local_tile))
+                      latency=np.where(in_l1, lat.l1_latency_cycles, beyond))
 
 
 @dataclass(frozen=True)
