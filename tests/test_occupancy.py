@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from perfmodel import load_device
-from perfmodel.model.occupancy import LIMITERS, occupancy
+from perfmodel.model.occupancy import LIMITERS, l1_data_bytes, occupancy
 
 
 def occ(dev, threads, regs, smem):
@@ -46,3 +46,61 @@ def test_vectorised_equals_scalar():
     t = np.array([256, 128, 1024]); r = np.array([128, 255, 32]); s = np.array([16384, 0, 0])
     b, _, _ = occupancy(lim, t, r, s)
     assert [occ("h100-sxm", *x)[0] for x in zip(t, r, s)] == list(b.astype(int))
+
+
+@pytest.mark.parametrize("dev, smem, blocks, l1", [
+    # CC 9.0 (256 KB of L1 and shared memory): 4 x (34,944 + 1,024 reserved) = 143,872 B -> the 164 KB step -> 92 KB left
+    ("h100-sxm", 34944, 4, 256 * 1024 - 164 * 1024),
+    # the same block, 2 per SM: 71,936 B -> 100 KB -> 156 KB left
+    ("h100-sxm", 34944, 2, 256 * 1024 - 100 * 1024),
+    # no shared memory: the 0 KB step, all 256 KB for L1
+    ("h100-sxm", 0, 8, 256 * 1024),
+    # exactly a step: 2 x (31,744 + 1,024) = 64 KB -> the 64 KB step itself
+    ("h100-sxm", 31744, 2, 256 * 1024 - 64 * 1024),
+    # CC 7.5 (96 KB, carveouts 32 or 64 KB): the smallest step is 32 KB even without shared memory
+    ("rtx2070s", 0, 4, 64 * 1024),
+    # CC 6.1: L1 is its own 24 KB array, shared memory another
+    ("gtx1060m", 49152, 2, 24 * 1024),
+])
+def test_l1_keeps_what_the_shared_memory_carveout_leaves(dev, smem, blocks, l1):
+    assert l1_data_bytes(load_device(dev), np.array([smem]), np.array([blocks]))[0] == l1
+
+
+def _ncu_launches():
+    """Every launch ncu recorded on the H100 with its driver-chosen shared-memory configuration."""
+    import csv
+    from pathlib import Path
+    out = []
+    for f in sorted((Path(__file__).resolve().parents[1] / "results" / "archive").glob("ncu-*-h100-sxm.csv")):
+        lines = f.read_text().splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+        if start is None:
+            continue
+        rows = list(csv.reader(lines[start:]))
+        head = rows[0]
+        for row in rows[2:]:
+            d = dict(zip(head, row))
+            if "launch__shared_mem_config_size" not in d:
+                continue
+            num = lambda k: int(float(d[k].replace(",", "")))
+            out.append((f.name, num("launch__block_size"), num("launch__registers_per_thread"),
+                        num("launch__shared_mem_per_block_static"), num("launch__shared_mem_config_size")))
+    return out
+
+
+def test_the_driver_carves_at_least_the_step_the_blocks_need():
+    """On the H100 the driver's shared-memory configuration (ncu launch__shared_mem_config_size) is never
+    below the smallest carveout step holding the blocks an SM can run, and is that step wherever one
+    block runs per SM; l1_data_bytes keeps the rest for L1, an upper bound where the driver takes more."""
+    dev = load_device("h100-sxm")
+    launches = _ncu_launches()
+    assert len(launches) >= 20
+    one_block = 0
+    for name, threads, regs, smem, config in launches:
+        b, _, _ = occupancy(dev.limits, np.array([threads]), np.array([regs]), np.array([smem]))
+        carve = dev.memory.l1_bytes_per_sm - l1_data_bytes(dev, np.array([smem]), b)[0]
+        assert carve <= config, (name, threads, regs, smem)
+        if b[0] == 1:
+            one_block += 1
+            assert carve == config, (name, threads, regs, smem)
+    assert one_block >= 5

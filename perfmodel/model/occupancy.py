@@ -52,3 +52,23 @@ def register_cap(device, threads):
     leaves per thread in 8-register steps, at most the architecture's limit (the excess spills)."""
     lim_ = device.limits
     return np.minimum(lim_.max_registers_per_thread, np.floor(lim_.registers_per_block / (np.ceil(threads / 32) * 32) / 8) * 8)
+
+
+def l1_data_bytes(device, smem_bytes, blocks_per_sm):
+    """The L1 data cache an SM keeps beside its shared memory, per config. Where L1 and shared memory are
+    one array (memory.l1_bytes_per_sm above the largest carveout: Volta and newer) the driver carves
+    shared memory out of it in the steps limits.smem_carveout_KB, at least the smallest step that holds
+    the blocks the SM can run (blocks_per_sm x one block's allocation, as `occupancy` rounds it); L1
+    keeps the rest. ncu's launch__shared_mem_config_size on the H100 is that step for every recorded
+    launch of one block per SM and one or two steps more for several (results/archive/ncu-*.csv,
+    tests/test_model.py), so this is what L1 keeps at most. Where L1 is its own array (Maxwell,
+    Pascal) it keeps all of it."""
+    lim, mem = device.limits, device.memory
+    steps = np.array(sorted(lim.smem_carveout_KB), dtype=float) * 1024
+    smem = np.asarray(smem_bytes, dtype=float)
+    alloc = np.where(smem > 0, _round_up(smem + lim.smem_reserved_per_block_bytes, lim.smem_alloc_unit_bytes), 0.0)
+    need = alloc * np.maximum(np.asarray(blocks_per_sm, dtype=float), 1.0)
+    carve = steps[np.minimum(np.searchsorted(steps, need), len(steps) - 1)]
+    if mem.l1_bytes_per_sm <= steps[-1]:
+        return np.full_like(need, float(mem.l1_bytes_per_sm))
+    return np.maximum(mem.l1_bytes_per_sm - carve, 0.0)

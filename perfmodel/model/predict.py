@@ -15,7 +15,7 @@ from . import terms as T
 from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
-from .occupancy import LIMITERS, occupancy, register_cap
+from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
 from .schedule import compute_cycles_per_tile
 from .smem_banks import smem_counts, smem_counts_many
 
@@ -270,7 +270,8 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     every FFMA loads and stores its accumulator (8 B) and, once the frame also holds the fragments,
     loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
     tile (or the binary's loop's LDL + STL where known). L1 holds the frames while an SM's resident
-    ones fit beside shared memory, else the L2 holds L2 bytes / (the frames that exist at once) of
+    ones fit in the L1 the shared-memory carveout leaves (occupancy.l1_data_bytes: the driver sizes the
+    carveout for the blocks an SM can hold, not for those a small grid gives it), else the L2 holds L2 bytes / (the frames that exist at once) of
     them and DRAM the rest. Frames exist only for blocks that run: a grid of fewer blocks than a
     wave holds (blocks < SMs x blocks per SM) has that many frames, not a full wave's, and an SM
     holds no more blocks than the grid gives it. One L1TEX data pipe (128 B/clk) serves shared,
@@ -287,7 +288,7 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     sms = device.compute.sm_count
     resident = np.minimum(np.maximum(b, 1), np.ceil(np.asarray(blocks, float) / sms))  # blocks an SM really holds
     live = np.minimum(np.asarray(blocks, float), sms * np.maximum(b, 1))  # blocks running at once, all SMs
-    in_l1 = local * thr * resident <= mem.l1_bytes_per_sm - r.smem_bytes * resident
+    in_l1 = local * thr * resident <= l1_data_bytes(device, r.smem_bytes, b)
     l2_share = np.clip(mem.l2_bytes / np.maximum(local * thr * live, 1.0), 0.0, 1.0)
     ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
     lat = device.latency
