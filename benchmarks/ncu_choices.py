@@ -3,6 +3,7 @@ wavefronts and bank conflicts, and the warp stall reasons per issued instruction
 given as `kernel:key=value,...` (GPU machine; writes the raw CSV and a JSON summary under OUT).
 
     python3 benchmarks/ncu_choices.py OUT double_buffer: double_buffer:a_transposed=no,frag_width=1 ...
+    python3 benchmarks/ncu_choices.py --size 1000 OUT SPEC ...   (M = N = K = 1000; default 4096)
 The child mode (`--child`) launches each configuration once; ncu profiles it."""
 import json
 import shutil
@@ -77,4 +78,8 @@ if __name__ == "__main__":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
         child(int(sys.argv[2]), sys.argv[3:])
     else:
-        sys.exit(main(Path(sys.argv[1]), sys.argv[2:]))
+        args = sys.argv[1:]
+        size = 4096
+        if args[0] == "--size":
+            size, args = int(args[1]), args[2:]
+        sys.exit(main(Path(args[0]), args[1:], size))
