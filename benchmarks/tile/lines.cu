@@ -1,0 +1,99 @@
+// A single-buffered k-tile loop of one 256-thread block (8 warps) whose 8 KB tile comes from global memory
+// in one of four ways, with and without the loads (benchmarks/tile_lines.py): what a lone block's load
+// phase exposes as a function of how the tile is loaded. The compute phase is calibrate's tile_loop's
+// (perfmodel/measure/microbench.cu): ksteps of the shared-memory-fed 8x8 outer product.
+//   PATTERN 0: float4, contiguous 8 KB                       (2 LDG.128 per thread,  64 lines)
+//   PATTERN 1: scalar, contiguous 8 KB                       (8 LDG.32 per thread,   64 lines)
+//   PATTERN 2: scalar, tiled_2d's 128 x 8 A and 8 x 128 B    (8 LDG.32 per thread,  160 lines)
+//   PATTERN 3: float4, the same 128 x 8 A and 8 x 128 B      (2 LDG.128 per thread, 160 lines)
+// A and B rows are 4096 floats apart, as in a 4096-column matrix; every address is reduced into the
+// region by a mask, so each iteration and block loads another tile.
+__device__ __forceinline__ void outer8x8_step(float (&acc)[8][8], const float* a0, const float* a1, const float* b0,
+                                              const float* b1) {
+    float x[8], y[8];
+    *(float4*)&x[0] = *(const float4*)a0;
+    *(float4*)&x[4] = *(const float4*)a1;
+    *(float4*)&y[0] = *(const float4*)b0;
+    *(float4*)&y[4] = *(const float4*)b1;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = fmaf(x[m], y[n], acc[m][n]);
+}
+
+template <int PATTERN>
+__device__ __forceinline__ void load_tile(const float* __restrict__ src, unsigned mask, unsigned base, int tid, int it,
+                                          int loads, float (&v)[8]) {
+    if (PATTERN == 0 || PATTERN == 3) {
+        const float4* s4 = reinterpret_cast<const float4*>(src);
+        const unsigned m4 = mask >> 2, b4 = base >> 2;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            unsigned i4;
+            if (PATTERN == 0) i4 = b4 + r * 256 + tid;
+            else if (r == 0) i4 = b4 + (tid / 2) * 1024 + tid % 2;                // A: 128 rows x 2 float4
+            else i4 = b4 + (1u << 20) + (tid / 32) * 1024 + tid % 32;            // B: 8 rows x 32 float4
+            const float4 x = loads ? __ldcg(&s4[i4 & m4]) : make_float4(it, r, tid, 1.0f);
+            v[4 * r] = x.x; v[4 * r + 1] = x.y; v[4 * r + 2] = x.z; v[4 * r + 3] = x.w;
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            const int e = tid + (r % 4) * 256;
+            unsigned i;
+            if (PATTERN == 1) i = base + r * 256 + tid;
+            else if (r < 4) i = base + (e / 8) * 4096 + e % 8;                    // A: 128 rows x 8 floats
+            else i = base + (1u << 22) + (e / 128) * 4096 + e % 128;              // B: 8 rows x 128 floats
+            v[r] = loads ? __ldcg(&src[i & mask]) : (float)(it + r + tid);
+        }
+    }
+}
+
+template <int PATTERN>
+__device__ void tile_lines(const float* __restrict__ src, unsigned mask, int ksteps, int iters, int loads,
+                           long long* cycles, float* out) {
+    __shared__ __align__(16) float As[32][128];
+    __shared__ __align__(16) float Bs[32][128];
+    const int tid = threadIdx.x, tx = tid % 16, ty = (tid / 16) % 8;
+    for (int i = tid; i < 32 * 128; i += 256) {
+        (&As[0][0])[i] = 1.0f + i * 1e-7f;
+        (&Bs[0][0])[i] = 1.0f - i * 1e-7f;
+    }
+    float acc[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) acc[m][n] = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+        const unsigned base = (blockIdx.x * 8191u + (unsigned)it * 131071u) * 2048u;
+        float v[8];
+        load_tile<PATTERN>(src, mask, base, tid, it, loads, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r) (&As[0][0])[r * 256 + tid] = v[r];
+        __syncthreads();
+#pragma unroll 8
+        for (int k = 0; k < ksteps; ++k) outer8x8_step(acc, &As[k][ty * 4], &As[k][64 + ty * 4], &Bs[k][tx * 4], &Bs[k][64 + tx * 4]);
+        __syncthreads();
+    }
+    long long t1 = clock64();
+    if (tid == 0) cycles[blockIdx.x] = (t1 - t0) / iters;
+    float s = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s += acc[m][n];
+    if (s == 12345.0f) out[0] = s;
+}
+
+#define KERNEL(P)                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(256) tile_lines_##P(const float* __restrict__ src, unsigned mask, \
+                                                                     int ksteps, int iters, int loads,            \
+                                                                     long long* cycles, float* out) {             \
+        tile_lines<P>(src, mask, ksteps, iters, loads, cycles, out);                                              \
+    }
+KERNEL(0)
+KERNEL(1)
+KERNEL(2)
+KERNEL(3)
