@@ -1,10 +1,12 @@
 """What a lone block's load phase exposes, by how its tile is loaded (GPU machine).
 
 A single-buffered k-tile loop of 256-thread blocks (benchmarks/tile/lines.cu), 8 KB per tile, loaded as
-float4 or scalar words from one contiguous 8 KB or from tiled_2d's 128 x 8 A and 8 x 128 B tiles (rows
-4096 floats apart: 160 cache lines instead of 64), timed per block with clock64 with and without the
-global loads; the difference is the exposed load phase. 1 and 2 blocks per SM, 8 and 32 k steps, from a
-32 MB region (L2-resident on an H100) and a 1 GB one (DRAM), median over the blocks of 5 rounds.
+float4 or scalar words from one contiguous 8 KB or from tiled_2d's 128 x 8 A and 8 x 128 B tiles, walked
+along K as tiled_2d walks them (rows 4096 floats apart: 160 cache lines instead of 64, an A line serving
+four k-tiles), timed per block with clock64 with and without the global loads; the difference is the
+exposed load phase. 1 and 2 blocks per SM, 8 and 32 k steps, from a 32 MB region (L2-resident on an
+H100) and a 1 GB one (the blocks' A rows and the contiguous tiles stream from DRAM), median over the
+blocks of 5 rounds.
 
     python3 benchmarks/tile_lines.py OUT.json
 """

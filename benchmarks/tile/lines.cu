@@ -6,8 +6,12 @@
 //   PATTERN 1: scalar, contiguous 8 KB                       (8 LDG.32 per thread,   64 lines)
 //   PATTERN 2: scalar, tiled_2d's 128 x 8 A and 8 x 128 B    (8 LDG.32 per thread,  160 lines)
 //   PATTERN 3: float4, the same 128 x 8 A and 8 x 128 B      (2 LDG.128 per thread, 160 lines)
-// A and B rows are 4096 floats apart, as in a 4096-column matrix; every address is reduced into the
-// region by a mask, so each iteration and block loads another tile.
+// Patterns 0 and 1 start each iteration's tile 8 KB before the last one's, block b 64 MB - 8 KB after
+// block b - 1. Patterns 2 and 3 walk as tiled_2d does over 4096-column matrices: block b owns rows
+// 128 b .. 128 b + 127 of A and columns 128 (b % 32) .. of B; iteration t loads A's columns 8 t .. 8 t + 7
+// (the next 32 bytes of each row: a 128-byte line serves four iterations) and B's rows 8 t .. 8 t + 7
+// (B placed 512 MB into the region). Every address is reduced into the region by a mask: a 1 GB region
+// holds each block's A rows apart (2 MB each), a 32 MB one folds them onto each other (L2-resident).
 __device__ __forceinline__ void outer8x8_step(float (&acc)[8][8], const float* a0, const float* a1, const float* b0,
                                               const float* b1) {
     float x[8], y[8];
@@ -22,29 +26,37 @@ __device__ __forceinline__ void outer8x8_step(float (&acc)[8][8], const float* a
 }
 
 template <int PATTERN>
-__device__ __forceinline__ void load_tile(const float* __restrict__ src, unsigned mask, unsigned base, int tid, int it,
-                                          int loads, float (&v)[8]) {
-    if (PATTERN == 0 || PATTERN == 3) {
-        const float4* s4 = reinterpret_cast<const float4*>(src);
-        const unsigned m4 = mask >> 2, b4 = base >> 2;
+__device__ __forceinline__ void load_tile(const float* __restrict__ src, unsigned mask, int tid, int it, int loads,
+                                          float (&v)[8]) {
+    if (PATTERN == 0 || PATTERN == 1) {
+        const unsigned b0 = (blockIdx.x * 8191u + (unsigned)it * 131071u) * 2048u;
+        if (PATTERN == 0) {
+            const float4* s4 = reinterpret_cast<const float4*>(src);
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            unsigned i4;
-            if (PATTERN == 0) i4 = b4 + r * 256 + tid;
-            else if (r == 0) i4 = b4 + (tid / 2) * 1024 + tid % 2;                // A: 128 rows x 2 float4
-            else i4 = b4 + (1u << 20) + (tid / 32) * 1024 + tid % 32;            // B: 8 rows x 32 float4
-            const float4 x = loads ? __ldcg(&s4[i4 & m4]) : make_float4(it, r, tid, 1.0f);
-            v[4 * r] = x.x; v[4 * r + 1] = x.y; v[4 * r + 2] = x.z; v[4 * r + 3] = x.w;
+            for (int r = 0; r < 2; ++r) {
+                const float4 x = loads ? __ldcg(&s4[((b0 >> 2) + r * 256 + tid) & (mask >> 2)]) : make_float4(it, r, tid, 1.0f);
+                v[4 * r] = x.x; v[4 * r + 1] = x.y; v[4 * r + 2] = x.z; v[4 * r + 3] = x.w;
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < 8; ++r) v[r] = loads ? __ldcg(&src[(b0 + r * 256 + tid) & mask]) : (float)(it + r + tid);
         }
     } else {
+        const unsigned a0 = blockIdx.x * 128u * 4096u + ((unsigned)it * 8u) % 4096u;            // A[128 b][8 t]
+        const unsigned bb = (1u << 27) + (((unsigned)it * 8u) % 4096u) * 4096u + (blockIdx.x % 32u) * 128u;  // B[8 t][128 (b % 32)]
+        if (PATTERN == 3) {
+            const float4* s4 = reinterpret_cast<const float4*>(src);
+            const unsigned ia = a0 + (tid / 2) * 4096u + (tid % 2) * 4u, ib = bb + (tid / 32) * 4096u + (tid % 32) * 4u;
+            const float4 x = loads ? __ldcg(&s4[(ia & mask) >> 2]) : make_float4(it, 0, tid, 1.0f);
+            const float4 y = loads ? __ldcg(&s4[(ib & mask) >> 2]) : make_float4(it, 1, tid, 1.0f);
+            v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w; v[4] = y.x; v[5] = y.y; v[6] = y.z; v[7] = y.w;
+        } else {
 #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-            const int e = tid + (r % 4) * 256;
-            unsigned i;
-            if (PATTERN == 1) i = base + r * 256 + tid;
-            else if (r < 4) i = base + (e / 8) * 4096 + e % 8;                    // A: 128 rows x 8 floats
-            else i = base + (1u << 22) + (e / 128) * 4096 + e % 128;              // B: 8 rows x 128 floats
-            v[r] = loads ? __ldcg(&src[i & mask]) : (float)(it + r + tid);
+            for (int r = 0; r < 8; ++r) {
+                const unsigned e = tid + (r % 4) * 256u;
+                const unsigned i = r < 4 ? a0 + (e / 8) * 4096u + e % 8 : bb + (e / 128) * 4096u + e % 128;
+                v[r] = loads ? __ldcg(&src[i & mask]) : (float)(it + r + tid);
+            }
         }
     }
 }
@@ -67,9 +79,8 @@ __device__ void tile_lines(const float* __restrict__ src, unsigned mask, int kst
     __syncthreads();
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
-        const unsigned base = (blockIdx.x * 8191u + (unsigned)it * 131071u) * 2048u;
         float v[8];
-        load_tile<PATTERN>(src, mask, base, tid, it, loads, v);
+        load_tile<PATTERN>(src, mask, tid, it, loads, v);
 #pragma unroll
         for (int r = 0; r < 8; ++r) (&As[0][0])[r * 256 + tid] = v[r];
         __syncthreads();
