@@ -34,7 +34,7 @@ def occupancy(limits, threads, regs, smem_bytes):
     too_many = (regs > limits.max_registers_per_thread) | (regs_per_warp * _round_up(warps, sub) > limits.registers_per_block)
     by_regs = np.where(too_many, 0.0, by_regs)
 
-    smem_alloc = _round_up(smem + limits.smem_reserved_per_block_bytes, limits.smem_alloc_unit_bytes)
+    smem_alloc = block_smem_alloc(limits, smem)
     smem_limit = limits.smem_per_block_optin_bytes + limits.smem_reserved_per_block_bytes
     by_smem = np.where(smem > 0, np.floor(limits.smem_per_sm_bytes / np.maximum(smem_alloc, 1)), np.inf)
     by_smem = np.where(smem_alloc > smem_limit, 0.0, by_smem)
@@ -45,6 +45,12 @@ def occupancy(limits, threads, regs, smem_bytes):
     order = np.array([1, 2, 0, 3])
     limiter = order[np.argmin(stack[order], axis=0)]
     return blocks, limiter, warps
+
+
+def block_smem_alloc(limits, smem_bytes):
+    """Shared memory one block takes from an SM: its own plus the reserved bytes, rounded up to the
+    allocation unit."""
+    return _round_up(np.asarray(smem_bytes, dtype=float) + limits.smem_reserved_per_block_bytes, limits.smem_alloc_unit_bytes)
 
 
 def register_cap(device, threads):
@@ -58,17 +64,16 @@ def l1_data_bytes(device, smem_bytes, blocks_per_sm):
     """The L1 data cache an SM keeps beside its shared memory, per config. Where L1 and shared memory are
     one array (memory.l1_bytes_per_sm above the largest carveout: Volta and newer) the driver carves
     shared memory out of it in the steps limits.smem_carveout_KB, at least the smallest step that holds
-    the blocks the SM can run (blocks_per_sm x one block's allocation, as `occupancy` rounds it); L1
+    the blocks the SM can run (blocks_per_sm x block_smem_alloc); L1
     keeps the rest. ncu's launch__shared_mem_config_size on the H100 is that step for every recorded
     launch of one block per SM and one or two steps more for several (results/archive/ncu-*.csv,
-    tests/test_model.py), so this is what L1 keeps at most. Where L1 is its own array (Maxwell,
+    tests/test_occupancy.py), so this is what L1 keeps at most. Where L1 is its own array (Maxwell,
     Pascal) it keeps all of it."""
     lim, mem = device.limits, device.memory
     steps = np.array(sorted(lim.smem_carveout_KB), dtype=float) * 1024
     smem = np.asarray(smem_bytes, dtype=float)
-    alloc = np.where(smem > 0, _round_up(smem + lim.smem_reserved_per_block_bytes, lim.smem_alloc_unit_bytes), 0.0)
-    need = alloc * np.maximum(np.asarray(blocks_per_sm, dtype=float), 1.0)
-    carve = steps[np.minimum(np.searchsorted(steps, need), len(steps) - 1)]
     if mem.l1_bytes_per_sm <= steps[-1]:
-        return np.full_like(need, float(mem.l1_bytes_per_sm))
+        return np.full_like(smem, float(mem.l1_bytes_per_sm))
+    need = np.where(smem > 0, block_smem_alloc(lim, smem), 0.0) * np.maximum(np.asarray(blocks_per_sm, dtype=float), 1.0)
+    carve = steps[np.minimum(np.searchsorted(steps, need), len(steps) - 1)]
     return np.maximum(mem.l1_bytes_per_sm - carve, 0.0)

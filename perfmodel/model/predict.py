@@ -271,8 +271,8 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
     tile (or the binary's loop's LDL + STL where known). L1 holds the frames while an SM's resident
     ones fit in the L1 the shared-memory carveout leaves (occupancy.l1_data_bytes: the driver sizes the
-    carveout for the blocks an SM can hold, not for those a small grid gives it), else the L2 holds L2 bytes / (the frames that exist at once) of
-    them and DRAM the rest. Frames exist only for blocks that run: a grid of fewer blocks than a
+    carveout for the blocks an SM can hold, not for those a small grid gives it), else the L2 holds
+    L2 bytes / (the frames that exist at once) of them and DRAM the rest. Frames exist only for blocks that run: a grid of fewer blocks than a
     wave holds (blocks < SMs x blocks per SM) has that many frames, not a full wave's, and an SM
     holds no more blocks than the grid gives it. One L1TEX data pipe (128 B/clk) serves shared,
     global and local accesses alike."""
