@@ -3,10 +3,15 @@
 A single-buffered k-tile loop of 256-thread blocks (benchmarks/tile/lines.cu), 8 KB per tile, loaded as
 float4 or scalar words from one contiguous 8 KB or from tiled_2d's 128 x 8 A and 8 x 128 B tiles, walked
 along K as tiled_2d walks them (rows 4096 floats apart: 160 cache lines instead of 64, an A line serving
-four k-tiles), timed per block with clock64 with and without the global loads; the difference is the
+four k-tiles); and with float4 loads a 256 x 8 A tile (12 KB, 288 lines) and a bk = 32 tile whose rows
+are whole lines (32 KB, 256 lines), each beside a contiguous tile of its bytes, timed per block with clock64 with and without the global loads; the difference is the
 exposed load phase. 1 and 2 blocks per SM, 8 and 32 k steps, from a 32 MB region (L2-resident on an
 H100) and a 1 GB one (the blocks' A rows and the contiguous tiles stream from DRAM), median over the
 blocks of 5 rounds.
+
+The second table (`sharing`): one block per SM, from the L2, with every block addressing block
+blockIdx.x % groups's data (1: every SM asks for the same lines at once; 32: as a 4096-wide problem's
+block row shares its A panel) and rows 4096 or 512 floats apart (the strided tiles).
 
     python3 benchmarks/tile_lines.py OUT.json
 """
@@ -18,8 +23,14 @@ import numpy as np
 
 SRC = Path(__file__).resolve().parent / "tile" / "lines.cu"
 PATTERNS = {0: "float4, contiguous (64 lines)", 1: "scalar, contiguous (64 lines)",
-            2: "scalar, tiled_2d's A and B (160 lines)", 3: "float4, tiled_2d's A and B (160 lines)"}
+            2: "scalar, tiled_2d's A and B (160 lines)", 3: "float4, tiled_2d's A and B (160 lines)",
+            4: "float4, 256 x 8 A and 8 x 128 B (12 KB, 288 lines)", 5: "float4, contiguous 12 KB (96 lines)",
+            6: "float4, 128 x 32 A and 32 x 128 B (32 KB, 256 whole lines)", 7: "float4, contiguous 32 KB (256 lines)"}
 REGIONS = {"l2": 32 << 20, "dram": 1 << 30}
+# the sharing table: every SM loads at once, its block addressing the tile of block blockIdx.x % groups
+SHARING_PATTERNS = (0, 3, 6, 7)
+SHARING_GROUPS = (1, 4, 32, 1 << 30)
+SHARING_PITCHES = (4096, 512)
 ROUNDS = 5
 
 
@@ -47,18 +58,48 @@ def main(out: Path) -> int:
                     for loads in (0, 1):
                         vals = []
                         for _ in range(ROUNDS):
-                            args = (buf, mask, np.int32(ks))
-                            f[p](*args, np.int32(10), np.int32(loads), cyc, out_buf, block=(256, 1, 1), grid=(sms * b, 1))
-                            f[p](*args, np.int32(200), np.int32(loads), cyc, out_buf, block=(256, 1, 1), grid=(sms * b, 1))
-                            gpu.sync()
-                            cc = np.zeros(sms * b, np.int64)
-                            drv.memcpy_dtoh(cc, cyc)
-                            vals.append(float(np.median(cc)))
+                            vals.append(_round(drv, gpu, f[p], (buf, mask, np.int32(ks)), loads, 1 << 30, 4096, cyc, out_buf, sms * b))
                         res[f"{region_name}|{p}|{b}|{ks}|{loads}"] = dict(median=float(np.median(vals)), min=min(vals), max=max(vals))
+        if region_name == "l2":
+            shared = {}
+            for p in SHARING_PATTERNS:
+                for groups in SHARING_GROUPS:
+                    for pitch in SHARING_PITCHES:
+                        if pitch != 4096 and p in (0, 5, 7):
+                            continue
+                        for loads in (0, 1):
+                            vals = [_round(drv, gpu, f[p], (buf, mask, np.int32(8)), loads, groups, pitch, cyc, out_buf, sms)
+                                    for _ in range(ROUNDS)]
+                            shared[f"{p}|{groups}|{pitch}|{loads}"] = dict(median=float(np.median(vals)), min=min(vals), max=max(vals))
         buf.free()
-    out.write_text(json.dumps(dict(gpu=gpu.name, sm_count=sms, cycles_per_tile=res), indent=1))
+    out.write_text(json.dumps(dict(gpu=gpu.name, sm_count=sms, cycles_per_tile=res, sharing=shared), indent=1))
     print(table(res))
+    print(sharing_table(shared))
     return 0
+
+
+def _round(drv, gpu, fn, args, loads, groups, pitch, cyc, out_buf, blocks) -> float:
+    """One round: 10 then 200 iterations (the second timed), median cycles per tile over the blocks."""
+    for iters in (10, 200):
+        fn(*args, np.int32(iters), np.int32(loads), np.uint32(groups), np.uint32(pitch), cyc, out_buf,
+           block=(256, 1, 1), grid=(blocks, 1))
+    gpu.sync()
+    cc = np.zeros(blocks, np.int64)
+    drv.memcpy_dtoh(cc, cyc)
+    return float(np.median(cc))
+
+
+def sharing_table(res: dict) -> str:
+    rows = ["| tile load (one block per SM, 8 k steps, L2-resident) | distinct tiles at once | row pitch (floats) | exposed (range over rounds) |",
+            "|---|---|---|---|"]
+    for key in res:
+        p, groups, pitch, loads = key.split("|")
+        if loads != "1":
+            continue
+        full, bare = res[key], res[f"{p}|{groups}|{pitch}|0"]
+        rows.append(f"| {PATTERNS[int(p)]} | {'every block its own' if int(groups) >= 1 << 30 else groups} | {pitch} | "
+                    f"{full['median'] - bare['median']:.0f} ({full['min'] - bare['max']:.0f}-{full['max'] - bare['min']:.0f}) |")
+    return "\n".join(rows)
 
 
 def table(res: dict) -> str:
@@ -76,6 +117,9 @@ def table(res: dict) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
-        print(table(json.loads(Path(sys.argv[2]).read_text())["cycles_per_tile"]))
+        data = json.loads(Path(sys.argv[2]).read_text())
+        print(table(data["cycles_per_tile"]))
+        if "sharing" in data:
+            print(sharing_table(data["sharing"]))
         sys.exit(0)
     sys.exit(main(Path(sys.argv[1])))
