@@ -89,29 +89,30 @@ def _round(drv, gpu, fn, args, loads, groups, pitch, cyc, out_buf, blocks) -> fl
     return float(np.median(cc))
 
 
+def _exposed(full: dict, bare: dict) -> str:
+    """Cycles the loads add: the medians' difference, and its range over the rounds."""
+    return (f"{full['median'] - bare['median']:.0f} ({full['min'] - bare['max']:.0f}-"
+            f"{full['max'] - bare['min']:.0f})")
+
+
 def sharing_table(res: dict) -> str:
     rows = ["| tile load (one block per SM, 8 k steps, L2-resident) | distinct tiles at once | row pitch (floats) | exposed (range over rounds) |",
             "|---|---|---|---|"]
-    for key in res:
-        p, groups, pitch, loads = key.split("|")
-        if loads != "1":
-            continue
-        full, bare = res[key], res[f"{p}|{groups}|{pitch}|0"]
+    for key in (k for k in res if k.endswith("|1")):
+        p, groups, pitch, _ = key.split("|")
         rows.append(f"| {PATTERNS[int(p)]} | {'every block its own' if int(groups) >= 1 << 30 else groups} | {pitch} | "
-                    f"{full['median'] - bare['median']:.0f} ({full['min'] - bare['max']:.0f}-{full['max'] - bare['min']:.0f}) |")
+                    f"{_exposed(res[key], res[key[:-1] + '0'])} |")
     return "\n".join(rows)
 
 
 def table(res: dict) -> str:
     rows = ["| region | tile load | blocks/SM | k steps | without loads | with loads | exposed (range over rounds) |",
             "|---|---|---|---|---|---|---|"]
-    for key in res:
-        region, p, b, ks, loads = key.split("|")
-        if loads != "1":
-            continue
-        full, bare = res[key], res[f"{region}|{p}|{b}|{ks}|0"]
+    for key in (k for k in res if k.endswith("|1")):
+        region, p, b, ks, _ = key.split("|")
+        full, bare = res[key], res[key[:-1] + "0"]
         rows.append(f"| {region} | {PATTERNS[int(p)]} | {b} | {ks} | {bare['median']:.0f} | {full['median']:.0f} | "
-                    f"{full['median'] - bare['median']:.0f} ({full['min'] - bare['max']:.0f}-{full['max'] - bare['min']:.0f}) |")
+                    f"{_exposed(full, bare)} |")
     return "\n".join(rows)
 
 

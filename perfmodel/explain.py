@@ -62,6 +62,9 @@ def render(p: Prediction) -> str:
     elif p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")
+    if p.lockstep_extra_cycles > 0:
+        via += (f", +{p.lockstep_extra_cycles:,.0f} cycles for the unused sectors of the lines its tile touches "
+                f"(every SM's lone block loads at once, at the SM's share of the L2 bandwidth)")
     glob = ("global latency (DRAM's: all blocks run in one wave, so every k-tile is a first touch)"
             if one_wave(w.blocks, w.blocks_per_wave) else "global latency (L2 and DRAM mixed by the loads' hit rate)")
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "

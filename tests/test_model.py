@@ -1,4 +1,6 @@
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -6,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from perfmodel import KernelConfig, kernel_ids, load_device, predict, predict_batch, shipped_devices
 from perfmodel.model.smem_banks import smem_counts, wavefronts
-from perfmodel.model.terms import dram_bytes, l2_to_sm_bytes
+from perfmodel.model.terms import dram_bytes, l2_to_sm_bytes, tile_line_bytes
 from perfmodel.catalogue import enumerate_configs, get_kernel, runs_on
 from perfmodel.facts import BuildFacts
 from perfmodel.model import Problem
@@ -220,3 +222,64 @@ def test_smem_littles_law_counts_wavefronts_in_flight():
     assert row.needed_in_flight == 29 and row.available_in_flight == pytest.approx(384)
     assert row.achievable_fraction == 1.0
     assert p.cycles_per_tile["smem"] == pytest.approx(16 * (768 + 80 + 80))
+
+
+ARCHIVE = Path(__file__).resolve().parents[1] / "results" / "archive"
+
+
+def test_the_lines_a_tile_touches():
+    """tiled_2d's 128 x 128 x 8 tile: 128 A rows of 32 B (one line each) and 8 B rows of 512 B (4 lines
+    each) = 160 lines for 8 KB of sectors; with bk = 32 every A row is a whole line and the lines are the
+    sectors; 64 x 64 x 8 (tiled_1d's default): 64 + 8 x 2 = 80 lines for 4 KB."""
+    assert tile_line_bytes(128, 128, 8) == 160 * 128
+    assert tile_line_bytes(128, 128, 32) == (128 + 128) * 32 * 4
+    assert tile_line_bytes(64, 64, 8) == 80 * 128
+    assert tile_line_bytes(256, 128, 8) == 288 * 128
+
+
+def test_lone_blocks_that_load_at_once_pay_for_their_lines_unused_sectors():
+    """One block per SM, every SM loading at once: tiled_2d's default at 4096 (174 registers, one block
+    per SM) adds (160 x 128 - 8,192) B / 27.93 B per clock (7.3 TB/s over 132 SMs at 1,980 MHz) = 440
+    cycles to its load phase; at 1024 its 64 blocks load on 64 of the 132 SMs, so each SM has 132/64 of
+    the share; with a bk = 32 tile (whole lines) nothing is added, and two blocks per SM (tiled_2d_float4,
+    whose blocks drift apart) add nothing either."""
+    dev = load_device("h100-sxm")
+    share = 7300e9 / 1980e6 / 132
+    t2d = KernelConfig.make("tiled_2d", bm=128, bn=128, bk=8, tm=8, tn=8)
+    p = predict(dev, t2d, 4096, build=BuildFacts(registers=174), clock_MHz=1980)
+    assert p.occupancy.blocks_per_sm == 1
+    assert p.lockstep_extra_cycles == pytest.approx((160 * 128 - 8192) / share, rel=1e-6)
+    small = predict(dev, t2d, 1024, build=BuildFacts(registers=174), clock_MHz=1980)
+    assert small.lockstep_extra_cycles == pytest.approx((160 * 128 - 8192) / share * 64 / 132, rel=1e-6)
+    whole = predict(dev, KernelConfig.make("tiled_2d", bm=128, bn=128, bk=32, tm=8, tn=8), 4096,
+                    build=BuildFacts(registers=174), clock_MHz=1980)
+    assert whole.occupancy.blocks_per_sm == 1 and whole.lockstep_extra_cycles == 0
+    two = predict(dev, KernelConfig.make("tiled_2d_float4", bm=128, bn=128, bk=8, tm=8, tn=8), 4096,
+                  build=BuildFacts(registers=128), clock_MHz=1980)
+    assert two.occupancy.blocks_per_sm == 2 and two.lockstep_extra_cycles == 0
+    assert p.exposed_latency_cycles > p.lockstep_extra_cycles
+
+
+def test_the_unused_sector_rate_lies_within_what_the_h100_measured():
+    """The term charges an extra line (one a warp touches for fewer than its four sectors) at the SM's
+    L2 share: 128 B / 27.93 B per clock = 4.6 cycles on the H100. The recorded tile-lines benchmarks
+    (two H100s) measured, per extra line over a contiguous tile of the same bytes, a lone block per SM,
+    from the L2: tiled_2d's 160-line tile 5.0-6.7 cycles, a 256 x 8 A tile's 288 lines 2.7-2.8, and
+    tiled_2d's tile with rows 2 KB apart 3.0. The model's rate must stay inside what was measured."""
+    recs = [json.loads((ARCHIVE / f"tile-lines-20261124-h100-sxm-{i}.json").read_text()) for i in (3, 4)]
+
+    def exposed(rec, p, b=1, ks=8):
+        c = rec["cycles_per_tile"]
+        return c[f"l2|{p}|{b}|{ks}|1"]["median"] - c[f"l2|{p}|{b}|{ks}|0"]["median"]
+
+    rates = []
+    for rec in recs:
+        rates.append((exposed(rec, 3) - exposed(rec, 0)) / (160 - 64))
+        rates.append((exposed(rec, 4) - exposed(rec, 5)) / (288 - 96))
+    sh = recs[1]["sharing"]
+    pitch512 = sh["3|1073741824|512|1"]["median"] - sh["3|1073741824|512|0"]["median"]
+    contiguous = sh["0|1073741824|4096|1"]["median"] - sh["0|1073741824|4096|0"]["median"]
+    rates.append((pitch512 - contiguous) / (160 - 64))
+    model = 128 / (7300e9 / 1980e6 / 132)
+    assert min(rates) <= model <= max(rates)
+    assert 2.5 < min(rates) and max(rates) < 7.0

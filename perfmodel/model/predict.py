@@ -335,6 +335,7 @@ class ComputeStage:
     edge_blocks: np.ndarray  # blocks that run the guarded edge body (catalogue.edge_blocks)
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
+    lockstep: np.ndarray  # cycles the unused sectors of lone blocks' lines add to a load phase (terms.lockstep_load_cycles)
 
 
 def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
@@ -377,11 +378,19 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     if i.has_program.any():
         sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, fig.register_banks)
         sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, fig.register_banks)
+    # lone blocks per SM that started together: the unused bytes of the lines one block's tile touches,
+    # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
+    # started together only where every wave is of lone blocks or the grid is one partial wave
+    sms = device.compute.sm_count
+    lines = (T.tile_line_bytes(r.bm, r.bn, r.bk) - (r.bm + r.bn) * r.bk * T.FLOAT) * (r.uses_smem > 0)
+    rem = t.blocks - w.full_waves * w.blocks_per_wave
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
-                     tile_exposure=fig.tile_exposure, scheduled=sim_full)
+                     tile_exposure=fig.tile_exposure, scheduled=sim_full,
+                     lockstep_bytes=lines * np.minimum(t.blocks / sms, 1.0))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),
-                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail)
+                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail,
+                     lockstep_bytes=lines * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
@@ -392,7 +401,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
-                        edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last)
+                        edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
+                        lockstep=np.broadcast_to(T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock), (n,)))
 
 
 @dataclass(frozen=True)
@@ -737,6 +747,7 @@ class Prediction(_M):
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
+    lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -850,6 +861,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6,
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
+        lockstep_extra_cycles=float(c.lockstep[k]),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
 

@@ -98,6 +98,35 @@ def one_wave(blocks, blocks_per_wave):
     return np.asarray(blocks) <= np.asarray(blocks_per_wave)
 
 
+def tile_line_bytes(bm, bn, bk):
+    """Bytes of the whole 128-byte L2 lines one k-tile's loads touch: A's bm rows of bk floats (row-major
+    M x K) and B's bk rows of bn floats (row-major K x N), each row segment aligned to its own length:
+    (bm * ceil(4 bk / 128) + bk * ceil(4 bn / 128)) x 128, against the tile's (bm + bn) * bk * 4 bytes
+    of sectors. With bk = 8 an A row is one 32-byte sector of its line: tiled_2d's 128 x 128 x 8 tile
+    touches 160 lines (128 of A, 32 of B) for 8 KB, where 8 contiguous KB are 64 lines."""
+    line = WAVEFRONT_BYTES
+    return line * (bm * np.ceil(FLOAT * bk / line) + bk * np.ceil(FLOAT * bn / line))
+
+
+def lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm):
+    """What the unused sectors of a lone block's lines add to its load phase when every SM's block loads
+    at once: lockstep_bytes (the lines' bytes less the tile's, times the share of the SMs that load
+    together; see tile_cycles) at the SM's share of the L2 bandwidth; 0 with two or more blocks per SM.
+
+    The L2 moves a line for a warp that wants one of its sectors at about the cost of the whole line.
+    Measured on the H100 (benchmarks/tile_lines.py; a lone 8-warp block per SM, every SM loading, from
+    the L2): tiled_2d's tile (160 lines for 8 KB) exposes 798-970 cycles with float4 loads against
+    318-326 for 8 contiguous KB (results/archive/tile-lines-20261124-h100-sxm-3.txt and -4.txt, two
+    GPUs): 5.0-6.7 cycles per extra line, 3.0 where A's rows are 2 KB apart instead of 16 KB (the
+    sharing table of -4); a 256 x 8 A tile (288 lines for 12 KB) 2.7-2.8 per extra line. The term's
+    rate, the L2 share (128 B / 28 B per clock = 4.6 cycles per line on the H100 at 7.3 TB/s), lies in
+    that range; the L2's address mapping, which makes 16 KB-strided rows dearer and also slows a
+    strided tile of whole lines (128 x 32 A: 1,024-1,232 cycles against 435-487 for 32 contiguous KB),
+    is not modelled. With two blocks per SM the blocks drift apart and the measured share X of
+    tile_cycles covers the phase (the 160-line tile: 476-704 cycles for both blocks' tiles)."""
+    return np.where(np.asarray(b) == 1, np.asarray(lockstep_bytes, float) / l2_bpc_sm, 0.0)
+
+
 # ---- time per k-tile -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class TileWork:
@@ -146,7 +175,7 @@ class Fractions:
 
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
-                tile_exposure: Optional[Callable] = None, scheduled=None):
+                tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -183,6 +212,11 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     from the SASS and measured figures). Where given it replaces max(issue, smem) + overlap * min and
     the two shared-memory latencies at the tile boundary (store -> barrier -> first fragment load),
     which the simulated loop already contains.
+    lockstep_bytes (per config): where one block runs per SM (b = 1) and the SMs' blocks started
+    together (a grid of lone blocks, or one partial wave), the bytes of the lines one block's tile touches
+    beyond its sectors (tile_line_bytes less the tile's bytes) times the share of the SMs that load at
+    once: nothing drifts such blocks apart, so every SM asks the L2 for its lines at the same moment and
+    the load phase grows by lockstep_load_cycles.
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -207,14 +241,15 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     has_sim = np.isfinite(sim)
     compute = np.where(has_sim, np.maximum(np.maximum(sim, t_fetch), t_smem), compute)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
-    load_phase = mem_latency + np.maximum(burst, t_dram)
+    lockstep = lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm)
+    load_phase = mem_latency + np.maximum(burst, t_dram) + lockstep
     single, share = load_phase, np.nan
     if tile_exposure is not None and port_bpc is not None:
         # measured by calibrate's single-buffered tile loop (Figures.tile_exposure): the resident
         # blocks' bursts do not add up (one block's burst through the port is what shows, from L2 or
         # DRAM alike; DRAM bandwidth bounds only the average, the dram term), and b blocks expose the
         # share X(b, compute / phase) of one block's phase
-        load_phase = mem_latency + l2_bytes_tile / port_bpc
+        load_phase = mem_latency + l2_bytes_tile / port_bpc + lockstep
         share = tile_exposure(b, compute / np.maximum(load_phase, 1.0))
         single = share * load_phase
     exposed = np.where(kind == 0, exposed_k,
