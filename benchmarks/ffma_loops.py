@@ -63,11 +63,11 @@ def measure() -> int:
     return 0
 
 
-def _programs():
-    """{loop: loop program} of benchmarks/ffma/loops.cu built here for sm_90."""
+def _programs(src: Path = SRC):
+    """{loop: loop program} of the kernels in `src` (default benchmarks/ffma/loops.cu) built here for sm_90."""
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "loops.cubin"
-        subprocess.run([build.find_nvcc(), "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(SRC)], check=True)
+        subprocess.run([build.find_nvcc(), "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(src)], check=True)
         listing = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, str(cubin)], capture_output=True, text=True,
                                  check=True).stdout
     out = {}
