@@ -257,6 +257,11 @@ def test_lone_blocks_that_load_at_once_pay_for_their_lines_unused_sectors():
     two = predict(dev, KernelConfig.make("tiled_2d_float4", bm=128, bn=128, bk=8, tm=8, tn=8), 4096,
                   build=BuildFacts(registers=128), clock_MHz=1980)
     assert two.occupancy.blocks_per_sm == 2 and two.lockstep_extra_cycles == 0
+    # at 1024 its 64 blocks are one partial wave, one per SM, started together: they pay it
+    partial = predict(dev, KernelConfig.make("tiled_2d_float4", bm=128, bn=128, bk=8, tm=8, tn=8), 1024,
+                      build=BuildFacts(registers=128), clock_MHz=1980)
+    assert partial.waves.full_waves == 0 and partial.waves.tail_blocks_per_sm == 1
+    assert partial.lockstep_extra_cycles == pytest.approx((160 * 128 - 8192) / share * 64 / 132, rel=1e-6)
     assert p.exposed_latency_cycles > p.lockstep_extra_cycles
 
 
