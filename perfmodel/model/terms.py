@@ -122,8 +122,9 @@ def lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm):
     rate, the L2 share (128 B / 28 B per clock = 4.6 cycles per line on the H100 at 7.3 TB/s), lies in
     that range; the L2's address mapping, which makes 16 KB-strided rows dearer and also slows a
     strided tile of whole lines (128 x 32 A: 1,024-1,232 cycles against 435-487 for 32 contiguous KB),
-    is not modelled. With two blocks per SM the blocks drift apart and the measured share X of
-    tile_cycles covers the phase (the 160-line tile: 476-704 cycles for both blocks' tiles)."""
+    is not modelled. Two blocks per SM are left to the calibrated share X of tile_cycles: a round of both
+    blocks' 160-line tiles exposes 476-1,130 cycles (against 798-970 for one lone block's), and
+    tiled_2d_float4's default, two such blocks per SM, is predicted within 0.2 % at 4096 without the term."""
     return np.where(np.asarray(b) == 1, np.asarray(lockstep_bytes, float) / l2_bpc_sm, 0.0)
 
 
