@@ -382,15 +382,15 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
     # started together only where every wave is of lone blocks or the grid is one partial wave
     sms = device.compute.sm_count
-    lines = (T.tile_line_bytes(r.bm, r.bn, r.bk) - (r.bm + r.bn) * r.bk * T.FLOAT) * (r.uses_smem > 0)
+    unused = (T.tile_line_bytes(r.bm, r.bn, r.bk) - ll.tile_bytes) * (r.uses_smem > 0)
     rem = t.blocks - w.full_waves * w.blocks_per_wave
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full,
-                     lockstep_bytes=lines * np.minimum(t.blocks / sms, 1.0))
+                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail,
-                     lockstep_bytes=lines * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
+                     lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
