@@ -200,3 +200,67 @@ def test_a_packed_record_reads_as_the_plain_one(tmp_path):
     (tmp_path / "raw.json.xz").write_bytes(b"not xz")
     with pytest.raises(UserError, match="does not unpack"):
         load_run(tmp_path)
+
+
+def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(tmp_path, monkeypatch, capsys):
+    """Ranking the corpus takes about half a minute a shape on a GPU machine; a run stopped then keeps the
+    shapes it ranked (plan.partial.json) and `--resume` ranks only the others: the plan is the one ranked
+    in one go, plan.json is written once, the draft removed, and every planned point is measured."""
+    from pathlib import Path
+
+    from perfmodel.measure.worker import SimulatedWorker
+
+    monkeypatch.setattr(validate, "SHAPE_SASS", 0)
+    calibration = (Path(__file__).parents[1] / "results" / "reference-calibration-h100-sxm.toml").read_text()
+    measured = []
+
+    class Site:  # the GPU path without a GPU: a fixed calibration, points measured by the simulated worker
+        name, cc = ENV.gpu_name, ENV.compute_capability
+
+        def __init__(self):
+            pass
+
+        def calibration(self, device):
+            return calibration
+
+        def environment(self, device, started):
+            return ENV
+
+        def measure(self, todo, log, fig, out):
+            w = SimulatedWorker(0)
+            with log.open("a") as f:
+                f.writelines(w.measure(p.model_dump_json(), None) + "\n" for p in todo)
+            measured.extend(todo)
+            return 0
+
+    ranked = []
+    real = validate.shape_plan
+
+    def stops_at_the_third(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
+        if len(ranked) == 2:
+            raise KeyboardInterrupt
+        ranked.extend(s.name for s in shapes)
+        return real(fig, shapes, seed, progress, tune_top, sample)
+
+    monkeypatch.setattr(validate, "_Here", Site)
+    monkeypatch.setattr(validate, "shape_plan", stops_at_the_third)
+    monkeypatch.setattr(validate, "_finish", lambda out, failed=0: 0)
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        validate.validate_shapes("small", seed=5, out=run)
+    assert f"--resume {run}" in capsys.readouterr().err
+    draft = validate.PlanDraft.model_validate_json((run / "plan.partial.json").read_text())
+    assert draft.planned == ranked and len(ranked) == 2 and not (run / "plan.json").exists() and not measured
+    shapes = select("small")
+
+    def counts(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
+        ranked.extend(s.name for s in shapes)
+        return real(fig, shapes, seed, progress, tune_top, sample)
+
+    monkeypatch.setattr(validate, "shape_plan", counts)
+    assert validate.validate_shapes(resume=run) == 0
+    assert ranked == [s.name for s in shapes]  # the first two were not ranked again
+    plan = Plan.model_validate_json((run / "plan.json").read_text())
+    whole = real(Figures.load("h100-sxm", run / "calibration.toml"), shapes, seed=5)
+    assert plan.points == whole and measured == whole and plan.seed == 5 and plan.shapes == "small"
+    assert not (run / "plan.partial.json").exists() and (run / "raw.json").exists()

@@ -117,6 +117,16 @@ class Plan(_M):
     points: list[PlannedPoint]
 
 
+class PlanDraft(Plan):
+    """plan.partial.json: a shape run's plan while it is being made, the shapes planned so far and what the
+    rest needs, written after each shape (replaced, never appended to), so that a run stopped while it ranks
+    the corpus goes on from the next shape with `--resume`; removed once plan.json is written."""
+
+    holdout: bool = False  # a bench run that takes the hold-out shapes too
+    sample: int  # random configurations per shape
+    planned: list[str]  # the shapes whose points are in `points`, in corpus order
+
+
 def run_record(run_dir: Path) -> Optional[Path]:
     """A results folder's run record: raw.json, or raw.json.xz (the same bytes packed: pack_record), or None."""
     for name in ("raw.json", "raw.json.xz"):

@@ -26,7 +26,7 @@ from .gpu import Gpu, Problem, compile_all, measure_compiled
 from .ncu import run_ncu
 from .nvml import NvmlSampler
 from .worker import environment, point_config
-from .records import Environment, Measurement, Plan, PlannedPoint, Run, measurement_key, pack_file, run_record
+from .records import Environment, Measurement, Plan, PlanDraft, PlannedPoint, Run, measurement_key, pack_file, run_record
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -409,12 +409,51 @@ class _Fleet:
         return got.failed
 
 
+DRAFT = "plan.partial.json"  # a shape run's plan while it is being made (records.PlanDraft)
+
+
+def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
+    """Rank the corpus shapes the draft has not planned yet (shape_plan, one shape at a time: the same points
+    as all at once) and write the draft after each, so that a run stopped here goes on from the next shape
+    with --resume; then plan.json, written once, and the draft removed."""
+    shapes = select(draft.shapes, None if (draft.holdout or not draft.bench) else False)
+    todo = [sh for sh in shapes if sh.name not in set(draft.planned)]
+    n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if draft.tune_top is None else (draft.tune_top, draft.sample)
+    print(f"planning {len(todo)} of {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...",
+          flush=True)
+    why = peer.available() if draft.bench else None
+    if why is not None:
+        print(f"no Triton peer: {why}", file=sys.stderr)
+    try:
+        for sh in todo:
+            pts = shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample)
+            if draft.bench and why is None:
+                pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
+                                                  if p.kernel == "cublas" else [p])]
+            draft = draft.model_copy(update=dict(points=draft.points + pts, planned=draft.planned + [sh.name]))
+            tmp = out / (DRAFT + ".tmp")
+            tmp.write_text(draft.model_dump_json(indent=1))
+            tmp.replace(out / DRAFT)
+            j = len(shapes) - len(todo) + todo.index(sh) + 1
+            print(f"\r  planned {j}/{len(shapes)} shapes", end="" if j < len(shapes) else "\n", flush=True)
+    except KeyboardInterrupt:
+        cmd = "bench" if draft.bench else "validate"
+        print(f"\ninterrupted while planning; the {len(draft.planned)} planned shapes are kept: perfmodel {cmd} --resume {out}",
+              file=sys.stderr, flush=True)
+        raise
+    plan = Plan(**{k: getattr(draft, k) for k in Plan.model_fields})
+    (out / "plan.json").write_text(plan.model_dump_json(indent=1))
+    (out / DRAFT).unlink(missing_ok=True)
+    return plan
+
+
 def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
                     tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None,
                     bench: bool = False, holdout: bool = False, gpus: str | None = None, ray: str | None = None,
                     mixed: bool = False) -> int:
-    """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks and
-    writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
+    """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks (shape by
+    shape, each kept in plan.partial.json as it is ranked: a run stopped while planning resumes from the next
+    shape) and writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
     hold yet, appending each as it finishes, and writes raw.json and the report once all are recorded.
     tune_top K: a `sweep --measure K --shapes` run (shape_plan; folder `…-tune-shapes-CLASS`); device:
     the device file the caller named, which must be the GPU's. bench (`perfmodel bench`; folder `…-bench-CLASS`):
@@ -422,15 +461,22 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
     the hold-out shapes only with `holdout`; its comparison is written beside the report (bench.*).
     gpus ('0,1', 'all') or ray ('auto', an address): measured by a worker per GPU (measure.fleet), every
     point naming its GPU; mixed: GPUs of several models allowed (reported apart). 1 if any point failed."""
-    plan = None
+    plan = draft = None
     if resume is not None:  # the run is checked before the GPU is touched
         out = Path(resume)
-        if not (out / "plan.json").is_file():
+        if not (out / "plan.json").is_file() and (out / DRAFT).is_file():  # stopped while it was being planned
+            try:
+                draft = PlanDraft.model_validate_json((out / DRAFT).read_text())
+            except ValueError as exc:
+                raise UserError(f"{out / DRAFT} does not load: {str(exc).splitlines()[0]}") from None
+        elif not (out / "plan.json").is_file():
             raise UserError(f"{out} holds no plan.json (not a shape run: --resume continues a perfmodel validate --shapes run)")
-        try:
-            plan = Plan.model_validate_json((out / "plan.json").read_text())
-        except ValueError as exc:
-            raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
+        else:
+            try:
+                plan = Plan.model_validate_json((out / "plan.json").read_text())
+            except ValueError as exc:
+                raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
+    if plan is not None:
         if run_record(out) is not None:
             if (out / "summary.json").exists():
                 raise UserError(f"{out} is complete (raw.json and its report exist); nothing to resume")
@@ -441,13 +487,15 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
     if gpus is None and ray is None:
         site = _Here()
     else:
-        site = _Fleet(gpus, ray, mixed, None if plan is None else plan.environment.gpu_name)
-    if plan is not None:
-        if plan.environment.gpu_name != site.name and not mixed:
-            raise UserError(f"{out} was measured on {plan.environment.gpu_name}; this GPU is {site.name}")
-        fig = Figures.load(plan.environment.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
+        site = _Fleet(gpus, ray, mixed, None if (plan or draft) is None else (plan or draft).environment.gpu_name)
+    if plan is not None or draft is not None:
+        env = (plan or draft).environment
+        if env.gpu_name != site.name and not mixed:
+            raise UserError(f"{out} was measured on {env.gpu_name}; this GPU is {site.name}")
+        fig = Figures.load(env.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
+        if plan is None:
+            plan = _plan_shapes(out, fig, draft)
     else:
-        shapes = select(which, None if (holdout or not bench) else False)
         if bench:
             tune_top, sample = 1, 0
         started = datetime.now(timezone.utc)
@@ -465,20 +513,9 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         (out / "calibration.toml").write_text(site.calibration(name))
         fig = Figures.load(name, out / "calibration.toml")
         env = site.environment(name, started)
-        n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if tune_top is None else (tune_top, sample)
-        print(f"planning {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...")
-        pts = shape_plan(fig, shapes, seed, lambda j, n: print(f"\r  planned {j}/{n} shapes", end="" if j < n else "\n", flush=True),
-                         tune_top=tune_top, sample=sample)
-        if bench:
-            why = peer.available()
-            if why is None:
-                pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
-                                                  if p.kernel == "cublas" else [p])]
-            else:
-                print(f"no Triton peer: {why}", file=sys.stderr)
-        plan = Plan(shapes=which, seed=seed, tune_top=tune_top, bench=bench, environment=env, device_toml=device_toml(shipped_devices()[name]),
-                    points=pts)
-        (out / "plan.json").write_text(plan.model_dump_json(indent=1))
+        draft = PlanDraft(shapes=which, seed=seed, tune_top=tune_top, bench=bench, environment=env,
+                          device_toml=device_toml(shipped_devices()[name]), points=[], holdout=holdout, sample=sample, planned=[])
+        plan = _plan_shapes(out, fig, draft)
     log = out / "points.jsonl"
     todo = pending(plan, log)
     print(f"{site.name}: {len(plan.points)} planned points, {len(plan.points) - len(todo)} recorded, {len(todo)} to measure -> {out}")
