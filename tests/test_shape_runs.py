@@ -202,10 +202,12 @@ def test_a_packed_record_reads_as_the_plain_one(tmp_path):
         load_run(tmp_path)
 
 
-def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("stop_at", [0, 2])
+def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_path, monkeypatch, capsys):
     """Ranking the corpus takes about half a minute a shape on a GPU machine; a run stopped then keeps the
     shapes it ranked (plan.partial.json) and `--resume` ranks only the others: the plan is the one ranked
-    in one go, plan.json is written once, the draft removed, and every planned point is measured."""
+    in one go, plan.json is written once, the draft removed, and every planned point is measured; also when
+    it stopped while ranking the first shape."""
     from pathlib import Path
 
     from perfmodel.measure.worker import SimulatedWorker
@@ -237,7 +239,7 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(tmp_path, monk
     real = validate.shape_plan
 
     def stops_at_the_third(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
-        if len(ranked) == 2:
+        if len(ranked) == stop_at:
             raise KeyboardInterrupt
         ranked.extend(s.name for s in shapes)
         return real(fig, shapes, seed, progress, tune_top, sample)
@@ -250,7 +252,7 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(tmp_path, monk
         validate.validate_shapes("small", seed=5, out=run)
     assert f"--resume {run}" in capsys.readouterr().err
     draft = validate.PlanDraft.model_validate_json((run / "plan.partial.json").read_text())
-    assert draft.planned == ranked and len(ranked) == 2 and not (run / "plan.json").exists() and not measured
+    assert draft.planned == ranked and len(ranked) == stop_at and not (run / "plan.json").exists() and not measured
     shapes = select("small")
 
     def counts(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
@@ -259,7 +261,7 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(tmp_path, monk
 
     monkeypatch.setattr(validate, "shape_plan", counts)
     assert validate.validate_shapes(resume=run) == 0
-    assert ranked == [s.name for s in shapes]  # the first two were not ranked again
+    assert ranked == [s.name for s in shapes]  # the shapes ranked before the stop were not ranked again
     plan = Plan.model_validate_json((run / "plan.json").read_text())
     whole = real(Figures.load("h100-sxm", run / "calibration.toml"), shapes, seed=5)
     assert plan.points == whole and measured == whole and plan.seed == 5 and plan.shapes == "small"

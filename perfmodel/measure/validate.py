@@ -424,6 +424,13 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     why = peer.available() if draft.bench else None
     if why is not None:
         print(f"no Triton peer: {why}", file=sys.stderr)
+
+    def keep(d: PlanDraft) -> None:  # the draft as it stands (a whole file: written aside, then renamed)
+        tmp = out / (DRAFT + ".tmp")
+        tmp.write_text(d.model_dump_json(indent=1))
+        tmp.replace(out / DRAFT)
+
+    keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
     try:
         for sh in todo:
             pts = shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample)
@@ -431,9 +438,7 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
                 pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
                                                   if p.kernel == "cublas" else [p])]
             draft = draft.model_copy(update=dict(points=draft.points + pts, planned=draft.planned + [sh.name]))
-            tmp = out / (DRAFT + ".tmp")
-            tmp.write_text(draft.model_dump_json(indent=1))
-            tmp.replace(out / DRAFT)
+            keep(draft)
             j = len(shapes) - len(todo) + todo.index(sh) + 1
             print(f"\r  planned {j}/{len(shapes)} shapes", end="" if j < len(shapes) else "\n", flush=True)
     except KeyboardInterrupt:
