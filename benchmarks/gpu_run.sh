@@ -18,8 +18,10 @@
 #                                                       # stopped (SIGINT) after SECONDS (default 520); every
 #                                                       # finished point is kept
 #   bash benchmarks/gpu_run.sh resume RUN [SECONDS]     # perfmodel validate --resume RUN, the same way
-#   bash benchmarks/gpu_run.sh tune-shapes CLASS K [SECONDS]  # perfmodel sweep --measure K --shapes CLASS (the
-#                                                       # detected device), stopped the same way; resume with `resume`
+#   bash benchmarks/gpu_run.sh tune-shapes CLASS K [SECONDS] [SAMPLE]  # perfmodel sweep --measure K --shapes CLASS
+#                                                       # [--sample SAMPLE] (the detected device; sweep's default sample
+#                                                       # is 20 random configurations a shape), stopped the same way;
+#                                                       # resume with `resume`
 #   bash benchmarks/gpu_run.sh fleet CLASS              # validate --shapes CLASS on one GPU (A), then A's plan measured
 #                                                       # again by one worker process (--gpus 0) and on the plain path
 #   bash benchmarks/gpu_run.sh fleet-repeat RUN N       # RUN's plan measured again N times more, alternately by one worker
@@ -29,7 +31,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests [PATTERN] | split-k | bench CLASS [SECONDS] | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS]"}
+what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests [PATTERN] | split-k | bench CLASS [SECONDS] | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS] [SAMPLE]"}
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -68,9 +70,9 @@ case "$what" in
     grep -E "planned|points|still to measure|results in" "$OUT/resume-$(basename "$run").log" | tail -4
     tar czf "$OUT/results-resume.tar.gz" "$run" ;;
   tune-shapes)
-    cls=${2:?"tune-shapes needs a CLASS (or all)"}; k=${3:?"tune-shapes needs K"}; secs=${4:-520}
+    cls=${2:?"tune-shapes needs a CLASS (or all)"}; k=${3:?"tune-shapes needs K"}; secs=${4:-520}; sample=${5:-}
     dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
-    timeout -s INT "$secs" python3 -m perfmodel sweep --device "$dev" --measure "$k" --shapes "$cls" > "$OUT/tune-shapes-$cls.log" 2>&1; echo "sweep --shapes rc $?"
+    timeout -s INT "$secs" python3 -m perfmodel sweep --device "$dev" --measure "$k" --shapes "$cls" ${sample:+--sample "$sample"} > "$OUT/tune-shapes-$cls.log" 2>&1; echo "sweep --shapes rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/tune-shapes-$cls.log" | tail -4 ;;
   gpu-tests)
     timeout 500 python3 -m pytest -q -m gpu -p no:warnings tests/test_gpu.py ${2:+-k "$2"} > "$OUT/pytest-gpu.log" 2>&1; echo "gpu tests rc $?"
