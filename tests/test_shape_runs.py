@@ -219,9 +219,6 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     class Site:  # the GPU path without a GPU: a fixed calibration, points measured by the simulated worker
         name, cc = ENV.gpu_name, ENV.compute_capability
 
-        def __init__(self):
-            pass
-
         def calibration(self, device):
             return calibration
 
@@ -238,14 +235,14 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     ranked = []
     real = validate.shape_plan
 
-    def stops_at_the_third(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
+    def stops(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM):
         if len(ranked) == stop_at:
             raise KeyboardInterrupt
         ranked.extend(s.name for s in shapes)
         return real(fig, shapes, seed, progress, tune_top, sample)
 
     monkeypatch.setattr(validate, "_Here", Site)
-    monkeypatch.setattr(validate, "shape_plan", stops_at_the_third)
+    monkeypatch.setattr(validate, "shape_plan", stops)
     monkeypatch.setattr(validate, "_finish", lambda out, failed=0: 0)
     run = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):

@@ -119,7 +119,7 @@ class Plan(_M):
 
 class PlanDraft(Plan):
     """plan.partial.json: a shape run's plan while it is being made, the shapes planned so far and what the
-    rest needs, written after each shape (replaced, never appended to), so that a run stopped while it ranks
+    rest needs, written before the first shape and after each (replaced, never appended to), so that a run stopped while it ranks
     the corpus goes on from the next shape with `--resume`; removed once plan.json is written."""
 
     holdout: bool = False  # a bench run that takes the hold-out shapes too

@@ -417,7 +417,8 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     as all at once) and write the draft after each, so that a run stopped here goes on from the next shape
     with --resume; then plan.json, written once, and the draft removed."""
     shapes = select(draft.shapes, None if (draft.holdout or not draft.bench) else False)
-    todo = [sh for sh in shapes if sh.name not in set(draft.planned)]
+    done = set(draft.planned)
+    todo = [sh for sh in shapes if sh.name not in done]
     n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if draft.tune_top is None else (draft.tune_top, draft.sample)
     print(f"planning {len(todo)} of {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...",
           flush=True)
@@ -432,14 +433,13 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
 
     keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
     try:
-        for sh in todo:
+        for j, sh in enumerate(todo, len(shapes) - len(todo) + 1):
             pts = shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample)
             if draft.bench and why is None:
                 pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
                                                   if p.kernel == "cublas" else [p])]
             draft = draft.model_copy(update=dict(points=draft.points + pts, planned=draft.planned + [sh.name]))
             keep(draft)
-            j = len(shapes) - len(todo) + todo.index(sh) + 1
             print(f"\r  planned {j}/{len(shapes)} shapes", end="" if j < len(shapes) else "\n", flush=True)
     except KeyboardInterrupt:
         cmd = "bench" if draft.bench else "validate"
