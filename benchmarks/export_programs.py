@@ -23,6 +23,7 @@ from pathlib import Path
 
 from perfmodel.catalogue import KernelConfig, edge_blocks
 from perfmodel.measure import sass
+from perfmodel.measure.records import PEERS
 from perfmodel.measure.sass import archive_key, sass_facts, write_program_archive
 from perfmodel.measure.build import sources_sha256
 
@@ -93,11 +94,11 @@ def edge_main():
         if env["compute_capability"] != "9.0" or env.get("kernel_sources_sha256") != today:
             continue
         for m in r["measurements"]:
-            if m["kernel"] == "cublas":
+            if m["kernel"] in PEERS:
                 continue
             c = KernelConfig.make(m["kernel"], **m["config"])
             key = sass.edge_archive_key(today, env["nvcc_flags"], c)
-            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk)[1] > 0 and not held_with_stalls(held, key):
+            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk, c.ragged == "inner")[1] > 0 and not held_with_stalls(held, key):
                 cfgs[key] = c
     programs = {}
     for i, (key, c) in enumerate(cfgs.items(), 1):
@@ -121,7 +122,7 @@ def main():
             continue
         group = by_sources.setdefault((env["kernel_sources_sha256"], tuple(env["nvcc_flags"])), {})
         for m in r["measurements"]:
-            if m["kernel"] != "cublas" and KernelConfig.make(m["kernel"], **m["config"]).spec.uses_smem:
+            if m["kernel"] not in PEERS and KernelConfig.make(m["kernel"], **m["config"]).spec.uses_smem:
                 group[json.dumps([m["kernel"], m["config"]], sort_keys=True)] = (m["kernel"], m["config"])
     programs = {}
     for (sha, flags), cfgs in by_sources.items():
