@@ -98,7 +98,7 @@ def edge_main():
                 continue
             c = KernelConfig.make(m["kernel"], **m["config"])
             key = sass.edge_archive_key(today, env["nvcc_flags"], c)
-            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk, c.ragged == "inner")[1] > 0 and not held_with_stalls(held, key):
+            if c.spec.uses_smem and edge_blocks(m["M"], m["N"], m["K"], c.bm, c.bn, c.bk, c.ragged)[1] > 0 and not held_with_stalls(held, key):
                 cfgs[key] = c
     programs = {}
     for i, (key, c) in enumerate(cfgs.items(), 1):

@@ -26,6 +26,10 @@
 #                                                       # again by one worker process (--gpus 0) and on the plain path
 #   bash benchmarks/gpu_run.sh fleet-repeat RUN N       # RUN's plan measured again N times more, alternately by one worker
 #                                                       # process (RUN-gpus0-rI) and on the plain path (RUN-again-rI)
+#   bash benchmarks/gpu_run.sh twins CLASS [SECONDS]     # benchmarks/ragged_twins.py --shapes CLASS: the ragged choice
+#                                                       # measured in pairs, stopped (SIGINT) after SECONDS (default 520);
+#                                                       # resume with `resume`
+#   bash benchmarks/gpu_run.sh alignment                # benchmarks/row_alignment.py (K = 1024, 1020, 1023; edge and inner)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
@@ -103,6 +107,13 @@ case "$what" in
       tar czf "$OUT/results-fleet-r$i.tar.gz" "$a-gpus0-r$i" "$a-again-r$i"
     done
     grep -H "^measured" "$OUT"/fleet-*.log ;;
+  alignment)
+    python3 benchmarks/row_alignment.py > "$OUT/alignment.log" 2>&1; echo "row_alignment rc $?"
+    grep -A 40 "^results in" "$OUT/alignment.log" ;;
+  twins)
+    cls=${2:?"twins needs a CLASS (or all)"}; secs=${3:-520}
+    timeout -s INT "$secs" python3 benchmarks/ragged_twins.py --shapes "$cls" > "$OUT/twins-$cls.log" 2>&1; echo "ragged_twins rc $?"
+    grep -E "planned|points|still to measure|results in|FAILED" "$OUT/twins-$cls.log" | tail -8 ;;
   space)
     kern=${2:?"space needs a KERNEL"}; shapes=${3:?"space needs SHAPES"}; secs=${4:-420}
     python3 benchmarks/kernel_tuner_space.py --kernel "$kern" --shapes "$shapes" --seconds "$secs" ${5:+--out "$5"} > "$OUT/space-$kern.log" 2>&1

@@ -19,7 +19,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     float ra[WMITER * TM], rb[WNITER * TN];
     stage_t ga[LA], gb[LB];
     for (int k0 = 0; k0 < K; k0 += BK) {
-        load_tile<G>(A, B, ga, gb, row0, col0, k0, M, N, K);
+        load_tile<G ? 2 : 0>(A, B, ga, gb, row0, col0, k0, M, N, K);
         store_tile(As, Bs, ga, gb);
         __syncthreads();
 #pragma unroll
@@ -55,7 +55,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
             for (int wj = 0; wj < WNITER; ++wj)
 #pragma unroll
                 for (int j = 0; j < TN; j += 4)
-                    store_c4<G>(C, row0 + wrow * WM + wi * WSUBM + trow * TM + i, col0 + wcol * WN + wj * WSUBN + tcol * TN + j,
+                    store_c4<G ? 2 : 0>(C, row0 + wrow * WM + wi * WSUBM + trow * TM + i, col0 + wcol * WN + wj * WSUBN + tcol * TN + j,
                                 &acc[wi * TM + i][wj * TN + j], M, N);
 }
 

@@ -111,7 +111,7 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
             for (int wj = 0; wj < WNITER; ++wj)
 #pragma unroll
                 for (int j = 0; j < TN; j += 4)
-                    store_c4<G>(C, row0 + wrow * WM + wi * WSUBM + trow * TM + i, col0 + wcol * WN + wj * WSUBN + tcol * TN + j,
+                    store_c4<G ? 2 : 0>(C, row0 + wrow * WM + wi * WSUBM + trow * TM + i, col0 + wcol * WN + wj * WSUBN + tcol * TN + j,
                                 &acc[wi * TM + i][wj * TN + j], M, N);
 }
 

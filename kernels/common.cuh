@@ -28,9 +28,19 @@ __device__ __forceinline__ bool interior(int bm, int bn, int bk, int M, int N, i
            (long long)M * K < (1LL << 31) && (long long)K * N < (1LL << 31) && (long long)M * N < (1LL << 31);
 }
 
-// The guarded body as an out-of-line function (defined once per kernel file after its body<G>).
+// A block wholly inside C whose 32-bit indices cannot overflow (outer_f4.cuh's inner body: no bounds checks).
+__device__ __forceinline__ bool inside(int bm, int bn, int M, int N, int K) {
+    return (blockIdx.y + 1) * bm <= M && (blockIdx.x + 1) * bn <= N && (long long)M * K < (1LL << 31) &&
+           (long long)K * N < (1LL << 31) && (long long)M * N < (1LL << 31);
+}
+
+// The guarded body as an out-of-line function (defined once per kernel file after its body<G>; G is
+// EDGE_G where a kernel file defines it before including this file, else true).
+#ifndef EDGE_G
+#define EDGE_G true
+#endif
 #define EDGE_BODY                                                                                         \
     __device__ __noinline__ void body_edge(const float* __restrict__ A, const float* __restrict__ B,        \
                                            float* __restrict__ C, int M, int N, int K, float* As, float* Bs) { \
-        body<true>(A, B, C, M, N, K, As, Bs);                                                             \
+        body<EDGE_G>(A, B, C, M, N, K, As, Bs);                                                           \
     }

@@ -3,6 +3,14 @@
 //   DOUBLE_BUFFER 0: load, store, barrier, compute, barrier per k-tile (steps 6, 7)
 //                 1: two shared-memory buffers; the next tile's global loads go to registers before
 //                    the current tile's math and to the other buffer after it, one barrier per tile (step 8)
+//   INNER_BODY    0: the blocks on the aligned interior (interior(): inside C, K a multiple of BK and of 4, N of 4)
+//                    run body<0> (float4, no checks), every other block the guarded edge body (body<2>), as in
+//                    steps 3-5 and 9; 1 (for sizes that are not aligned): every block inside C runs body<1>: its
+//                    k-tiles shifted to end on K, so only the first one, started before k = 0, checks k; loads
+//                    and C stores unchecked scalars; only the blocks on C's ragged edge run the edge body;
+//                    4 (for K not a multiple of BK, rows 16-byte aligned): where K and N are multiples of 4, every
+//                    block inside C runs body<4>, body<1> with the float4 loads and stores of body<0>; otherwise
+//                    every block runs the edge body, as with 0
 //   SPLIT_K       1: block z of gridDim.z computes the k-tiles [z*T, (z+1)*T) of the ceil(K/BK), T = ceil(tiles /
 //                    gridDim.z), into the partial C + z*M*N (step 10; the host picks gridDim.z so that no slice is empty)
 #pragma once
@@ -12,15 +20,19 @@
 #ifndef SPLIT_K
 #define SPLIT_K 0
 #endif
+#ifndef INNER_BODY
+#define INNER_BODY 0
+#endif
 #if SPLIT_K && !DOUBLE_BUFFER
 #error "SPLIT_K takes the double-buffered loop"
 #endif
 #define NT (BM * BN / (TM * TN))
+#define EDGE_G 2  // body_edge runs body<2> (kernels/common.cuh, EDGE_BODY)
 // double buffering asks nvcc for two resident blocks where 128 registers per thread can hold the tile (seed 000 caps at 128)
 #define MIN_BLOCKS (DOUBLE_BUFFER && NT <= 256 && TM * TN <= 64 ? 2 : 1)
 #include "tile_f4.cuh"
 
-template <bool G>
+template <int G>
 __device__ __forceinline__ void body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                                      int M, int N, int K, float* __restrict__ As, float* __restrict__ Bs) {
     const int tid = threadIdx.x, tpr = BN / TN, tcol = tid % tpr, trow = tid / tpr;
@@ -28,15 +40,18 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     float acc[TM][TN] = {{0.0f}};
     float ra[TM], rb[TN];
     stage_t ga[LA], gb[LB];
+    // the inner body's k-tiles start k_lead <= 0 so that they end on K: only the first reaches outside
+    const int k_lead = (G == 1 || G == 4) ? K - (K + BK - 1) / BK * BK : 0;
+    constexpr int G_FIRST = G == 1 ? 3 : G == 4 ? 5 : G;
 #if SPLIT_K  // this block's slice of the k-tiles (slices end on tile boundaries: only the last meets K's edge)
     const int all_tiles = (K + BK - 1) / BK, per_slice = (all_tiles + gridDim.z - 1) / gridDim.z;
-    const int k_first = blockIdx.z * per_slice * BK, k_tiles = min(per_slice, all_tiles - (int)blockIdx.z * per_slice);
+    const int k_first = k_lead + blockIdx.z * per_slice * BK, k_tiles = min(per_slice, all_tiles - (int)blockIdx.z * per_slice);
 #elif DOUBLE_BUFFER
-    const int k_first = 0, k_tiles = (K + BK - 1) / BK;
+    const int k_first = k_lead, k_tiles = (K + BK - 1) / BK;
 #endif
 #if DOUBLE_BUFFER
     const int tiles = k_tiles;
-    load_tile<G>(A, B, ga, gb, row0, col0, k_first, M, N, K);
+    load_tile<G_FIRST>(A, B, ga, gb, row0, col0, k_first, M, N, K);
     store_tile(As, Bs, ga, gb);
     __syncthreads();
     // steady state without branches (seed 000 V3's shape): load tile t, compute tile t-1, store
@@ -50,8 +65,8 @@ __device__ __forceinline__ void body(const float* __restrict__ A, const float* _
     }
     compute_tile(As + ((tiles - 1) & 1) * BK * BM, Bs + ((tiles - 1) & 1) * BK * BNS, acc, ra, rb, trow, tcol);
 #else
-    for (int k0 = 0; k0 < K; k0 += BK) {
-        load_tile<G>(A, B, ga, gb, row0, col0, k0, M, N, K);
+    for (int k0 = k_lead; k0 < K; k0 += BK) {  // the inner bodies check k >= 0 on every tile (not peeled: no second copy)
+        load_tile<G_FIRST>(A, B, ga, gb, row0, col0, k0, M, N, K);
         store_tile(As, Bs, ga, gb);
         __syncthreads();
         compute_tile(As, Bs, acc, ra, rb, trow, tcol);
@@ -78,6 +93,12 @@ extern "C" __global__ void LAUNCH_BOUNDS sgemm(const float* __restrict__ A, cons
 #if SPLIT_K
     C += (size_t)blockIdx.z * M * N;  // this slice's partial C
 #endif
-    if (interior(BM, BN, BK, M, N, K)) body<false>(A, B, C, M, N, K, As, Bs);
+#if INNER_BODY == 4
+    if (inside(BM, BN, M, N, K) && K % 4 == 0 && N % 4 == 0) body<4>(A, B, C, M, N, K, As, Bs);
+#elif INNER_BODY
+    if (inside(BM, BN, M, N, K)) body<1>(A, B, C, M, N, K, As, Bs);
+#else
+    if (interior(BM, BN, BK, M, N, K)) body<0>(A, B, C, M, N, K, As, Bs);
+#endif
     else body_edge(A, B, C, M, N, K, As, Bs);
 }

@@ -56,7 +56,19 @@ __device__ __forceinline__ int b_at(int k, int n) {
 #endif
 }
 
-template <bool G>
+// How a block loads its tiles and stores C (G): 0 a block inside C on aligned sizes: float4 where
+// LOAD_WIDTH is 4, no checks; 1 a block inside C whose k-tiles do not end on K or whose rows are not
+// 16-byte aligned (outer_f4.cuh's scalar inner body): scalar loads, no checks; 4 the same with rows 16-byte
+// aligned (the float4 inner body): loads as G = 0; 2 a block on C's ragged edge: every element checked,
+// zero outside the matrices; 3 and 5 the first k-tile of a G = 1 and a G = 4 block, which starts before
+// k = 0 so that the others end on K: elements before k = 0 are zero (with K a multiple of 4 a float4 is
+// wholly before k = 0 or wholly after). Kernels without the inner bodies pass 0 or 2.
+template <int G>
+__device__ __forceinline__ float ld_inner(const float* __restrict__ p, int r, int c, int cols, int k) {
+    return (G != 3 || k >= 0) ? p[IDX32(r, c, cols)] : 0.0f;
+}
+
+template <int G>
 __device__ __forceinline__ void load_tile(const float* __restrict__ A, const float* __restrict__ B, stage_t (&ra)[LA],
                                           stage_t (&rb)[LB], int row0, int col0, int k0, int M, int N, int K) {
     const int tid = threadIdx.x;
@@ -64,22 +76,42 @@ __device__ __forceinline__ void load_tile(const float* __restrict__ A, const flo
 #pragma unroll
     for (int r = 0; r < LA; ++r) {
         const int e = tid + r * NT, row = row0 + e / (BK / 4), c = k0 + (e % (BK / 4)) * 4;
-        ra[r] = G ? make_float4(ld<true>(A, row, c, M, K), ld<true>(A, row, c + 1, M, K), ld<true>(A, row, c + 2, M, K),
-                                ld<true>(A, row, c + 3, M, K))
-                  : ld4(A, row, c, K);
+        if constexpr (G == 0 || G == 2)
+            ra[r] = G ? make_float4(ld<true>(A, row, c, M, K), ld<true>(A, row, c + 1, M, K), ld<true>(A, row, c + 2, M, K),
+                                    ld<true>(A, row, c + 3, M, K))
+                      : ld4(A, row, c, K);
+        else if constexpr (G >= 4)
+            ra[r] = (G == 5 && c < 0) ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : ld4(A, row, c, K);
+        else
+            ra[r] = make_float4(ld_inner<G>(A, row, c, K, c), ld_inner<G>(A, row, c + 1, K, c + 1),
+                                ld_inner<G>(A, row, c + 2, K, c + 2), ld_inner<G>(A, row, c + 3, K, c + 3));
     }
 #pragma unroll
     for (int r = 0; r < LB; ++r) {
         const int e = tid + r * NT, row = k0 + e / (BN / 4), c = col0 + (e % (BN / 4)) * 4;
-        rb[r] = G ? make_float4(ld<true>(B, row, c, K, N), ld<true>(B, row, c + 1, K, N), ld<true>(B, row, c + 2, K, N),
-                                ld<true>(B, row, c + 3, K, N))
-                  : ld4(B, row, c, N);
+        if constexpr (G == 0 || G == 2)
+            rb[r] = G ? make_float4(ld<true>(B, row, c, K, N), ld<true>(B, row, c + 1, K, N), ld<true>(B, row, c + 2, K, N),
+                                    ld<true>(B, row, c + 3, K, N))
+                      : ld4(B, row, c, N);
+        else if constexpr (G >= 4)
+            rb[r] = (G == 5 && row < 0) ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : ld4(B, row, c, N);
+        else
+            rb[r] = make_float4(ld_inner<G>(B, row, c, N, row), ld_inner<G>(B, row, c + 1, N, row),
+                                ld_inner<G>(B, row, c + 2, N, row), ld_inner<G>(B, row, c + 3, N, row));
     }
 #else
 #pragma unroll
-    for (int r = 0; r < LA; ++r) { const int e = tid + r * NT; ra[r] = ld<G>(A, row0 + e / BK, k0 + e % BK, M, K); }
+    for (int r = 0; r < LA; ++r) {
+        const int e = tid + r * NT, row = row0 + e / BK, c = k0 + e % BK;
+        if constexpr (G == 0 || G == 2) ra[r] = ld<G == 2>(A, row, c, M, K);
+        else ra[r] = ld_inner<G == 5 ? 3 : G>(A, row, c, K, c);
+    }
 #pragma unroll
-    for (int r = 0; r < LB; ++r) { const int e = tid + r * NT; rb[r] = ld<G>(B, k0 + e / BN, col0 + e % BN, K, N); }
+    for (int r = 0; r < LB; ++r) {
+        const int e = tid + r * NT, row = k0 + e / BN, c = col0 + e % BN;
+        if constexpr (G == 0 || G == 2) rb[r] = ld<G == 2>(B, row, c, K, N);
+        else rb[r] = ld_inner<G == 5 ? 3 : G>(B, row, c, N, row);
+    }
 #endif
 }
 
@@ -148,11 +180,15 @@ __device__ __forceinline__ void compute_tile(const float* __restrict__ as, const
     }
 }
 
-// Store four consecutive C values of one row (float4 on interior tiles).
-template <bool G>
+// Store four consecutive C values of one row (G as load_tile's: float4 on blocks inside C whose rows are
+// 16-byte aligned, unchecked scalars on the other blocks inside C, checked scalars on the edge).
+template <int G>
 __device__ __forceinline__ void store_c4(float* __restrict__ C, int r, int c, const float* v, int M, int N) {
-    if (!G) {
+    if constexpr (G == 0 || G == 4) {
         *reinterpret_cast<float4*>(&C[IDX32(r, c, N)]) = make_float4(v[0], v[1], v[2], v[3]);
+    } else if constexpr (G == 1) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) C[IDX32(r, c + q, N)] = v[q];
     } else if (r < M) {
 #pragma unroll
         for (int q = 0; q < 4; ++q)

@@ -20,7 +20,8 @@ SPLITS_MAX = 64
 STAGES = (2, 4)  # async_pipeline's ring of shared-memory buffers: least and most
 # design choices (kernels/manifest.toml `choices`): name -> legal values in any kernel; b_pad is padded's width
 CHOICES = {"thread_tile": ("contiguous", "quadrants"), "double_buffer": ("off", "on"), "load_width": (1, 4),
-           "a_transposed": ("yes", "no"), "frag_width": (1, 4), "b_layout": ("plain", "padded", "permuted")}
+           "a_transposed": ("yes", "no"), "frag_width": (1, 4), "b_layout": ("plain", "padded", "permuted"),
+           "ragged": ("edge", "inner", "inner4")}
 CHOICE_NAMES = tuple(CHOICES) + ("b_pad",)
 B_PAD_DEFAULT = 4  # floats, where b_layout = padded is given without b_pad
 B_PAD_MAX = 32
@@ -156,6 +157,7 @@ class KernelConfig(BaseModel):
     frag_width: Optional[Literal[1, 4]] = None
     b_layout: Optional[Literal["plain", "padded", "permuted"]] = None
     b_pad: Optional[int] = None
+    ragged: Optional[Literal["edge", "inner", "inner4"]] = None
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -514,17 +516,38 @@ def enumerate_configs(device, kernels=None, choices: bool = True):
     return valid, why, total
 
 
-def edge_blocks(M, N, K, bm, bn, bk):
-    """(blocks, edge blocks): the blocks that take the guarded out-of-line edge body
-    (kernels/common.cuh, interior()): all of them when K is not a multiple of bk, K or N not of 4 (the
-    float4 rows), or an operand has 2^31 elements or more; otherwise those on the ragged last block row
-    and column (not wholly inside C)."""
+def edge_blocks(M, N, K, bm, bn, bk, ragged: str = "edge"):
+    """(blocks, edge blocks): the blocks that take the guarded out-of-line edge body (kernels/common.cuh,
+    interior() and inside(); kernels/outer_f4.cuh, INNER_BODY). Where an operand has 2^31 elements or more,
+    all of them. Otherwise, with ragged = edge (every kernel's default), all of them when K is not a
+    multiple of bk, K or N not of 4 (the float4 rows), else those on the ragged last block row and
+    column (not wholly inside C); with ragged = inner only those on the last row and column, the blocks
+    inside C running the scalar inner body as their main path whatever K and the alignment; with
+    ragged = inner4 the same where K and N are multiples of 4 (the float4 inner body), else all of them."""
     M, N, K = (np.asarray(x, dtype=float) for x in (M, N, K))
     gy, gx = np.ceil(M / bm), np.ceil(N / bn)
     blocks = gy * gx
     big = 2.0 ** 31
-    guarded = (np.mod(K, bk) != 0) | (np.mod(K, 4) != 0) | (np.mod(N, 4) != 0) | (M * K >= big) | (K * N >= big) | (M * N >= big)
-    return blocks, np.where(guarded, blocks, blocks - np.floor(M / bm) * np.floor(N / bn))
+    large = (M * K >= big) | (K * N >= big) | (M * N >= big)
+    rows4 = (np.mod(K, 4) == 0) & (np.mod(N, 4) == 0)
+    all_edge = {"edge": large | unaligned(N, K, bk), "inner": large, "inner4": large | ~rows4}[ragged or "edge"]
+    return blocks, np.where(all_edge, blocks, blocks - np.floor(M / bm) * np.floor(N / bn))
+
+
+def unaligned(N, K, bk):
+    """Where the interior body cannot run (kernels/common.cuh, interior()): K not a multiple of bk or of
+    4, or N not of 4 (the float4 rows)."""
+    return (np.mod(K, bk) != 0) | (np.mod(K, 4) != 0) | (np.mod(N, 4) != 0)
+
+
+def idle_choice(cfg: "KernelConfig", M: int, N: int, K: int) -> bool:
+    """Whether a design choice of cfg cannot pay at this problem: ragged = inner or inner4 where the sizes
+    are aligned (every block inside C would run the interior body with ragged = edge; the inner bodies
+    only cost), and inner4 where K or N is not a multiple of 4 (every block then runs the edge body, as
+    with edge). Such configurations are left out of rankings (sweep.rank)."""
+    if cfg.ragged not in ("inner", "inner4"):
+        return False
+    return not bool(unaligned(N, K, cfg.bk)) or (cfg.ragged == "inner4" and (K % 4 != 0 or N % 4 != 0))
 
 
 def split_slices(K, bk, splits):

@@ -179,6 +179,10 @@ def _add_tile(p):
                    help="steps 6-9: floats per shared-memory fragment read (4 = float4)")
     g.add_argument("--b-layout", dest="b_layout", choices=CHOICES["b_layout"],
                    help="steps 6-8: B rows of bn floats, of bn + b_pad, or each thread's tn values bn/tn floats apart")
+    g.add_argument("--ragged", dest="ragged", choices=CHOICES["ragged"],
+                   help="steps 6-8, 10: on sizes the interior body cannot take (K not a multiple of bk or of 4, N not of 4), every "
+                        "block runs the guarded edge body (edge), or the blocks inside C an unchecked inner body: scalar loads "
+                        "(inner), or float4 loads where K and N are multiples of 4 (inner4)")
     g.add_argument("--b-pad", dest="b_pad", type=_int_at_least(1, "an integer from 1 to 32", B_PAD_MAX),
                    help=f"with --b-layout padded: floats added to each B row (default {B_PAD_DEFAULT})")
 

@@ -182,7 +182,7 @@ class RunFacts:
     def for_measurement(self, m: Measurement, cfg: KernelConfig) -> BuildFacts:
         """The facts of the binary that ran for point m (the edge body's loop only where m has edge blocks)."""
         program = self.program(cfg)
-        has_edge = cfg.spec.uses_smem and edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk)[1] > 0
+        has_edge = cfg.spec.uses_smem and edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk, cfg.ragged)[1] > 0
         edge_program = self.edge_program(cfg) if has_edge else None
         prefetch, pf_src = None, "source"
         if cfg.buffers >= 2:

@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import catalogue, facts
-from .catalogue import VALUES, KernelConfig, enumerate_configs, tiled_kernels
+from .catalogue import VALUES, KernelConfig, enumerate_configs, idle_choice, tiled_kernels
 from .model import smem_banks
 from .model import uncertainty as U
 from .model.figures import Figures
@@ -195,10 +195,12 @@ def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g:
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
          progress: Optional[Callable[[int, int], None]] = None, choices: bool = True) -> Ranking:
-    """Enumerate (cached; with `choices` every design choice too), predict all in one batch, re-predict
-    the top `sass_top` from their binaries."""
+    """Enumerate (cached; with `choices` every design choice too, less those that cannot pay at this
+    problem: catalogue.idle_choice), predict all in one batch, re-predict the top `sass_top` from their binaries."""
     t0 = time.perf_counter()
     configs, why, total = cached_enumeration(fig.device, kernels, choices)
+    M, N, K = (int(np.ravel(x)[0]) for x in problem.arrays(1))
+    configs = [c for c in configs if not idle_choice(c, M, N, K)]  # ragged = inner on aligned sizes: only costs
     smem_banks.load_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     bt = predict_batch(fig, configs, problem)
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))

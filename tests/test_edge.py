@@ -27,6 +27,55 @@ def test_edge_blocks_follow_the_kernels_interior_rule(mnk, tile, want):
     assert (float(blocks), float(edge)) == want
 
 
+@pytest.mark.parametrize("mnk, tile, want", [
+    ((4096, 4096, 4093), (128, 128, 8), (1024, 0)),     # K ragged, M and N tile multiples: every block inside C
+    ((4096, 4098, 4096), (128, 128, 8), (1056, 32)),    # N not a multiple of 4: only the last block column
+    ((1000, 1000, 1000), (128, 128, 16), (64, 15)),     # ragged M and N: the last row and column
+    ((1, 4096, 4096), (16, 16, 64), (256, 256)),        # M < BM: every block
+    ((46341, 46341, 8), (128, 128, 8), (131769, 131769)),  # M x N has 2^31 elements: every block (64-bit indices)
+])
+def test_with_ragged_inner_only_blocks_on_cs_edge_take_the_edge_body(mnk, tile, want):
+    """ragged = inner (kernels/outer_f4.cuh, INNER_BODY): the blocks inside C run the inner body, whatever K."""
+    blocks, edge = edge_blocks(*mnk, *tile, ragged="inner")
+    assert (float(blocks), float(edge)) == want
+
+
+@pytest.mark.parametrize("mnk, tile, want", [
+    ((4096, 4096, 4092), (128, 128, 8), (1024, 0)),     # K a multiple of 4, not of bk: every block inside C runs float4
+    ((4096, 4096, 4093), (128, 128, 8), (1024, 1024)),  # rows not 16-byte aligned: every block, as with edge
+    ((1000, 1000, 1000), (128, 128, 16), (64, 15)),     # ragged M and N: the last row and column
+])
+def test_with_ragged_inner4_the_float4_inner_body_needs_rows_16_byte_aligned(mnk, tile, want):
+    blocks, edge = edge_blocks(*mnk, *tile, ragged="inner4")
+    assert (float(blocks), float(edge)) == want
+
+
+def test_the_ragged_choice_is_idle_on_aligned_sizes_and_left_out_of_rankings():
+    from perfmodel.catalogue import idle_choice
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import Problem
+    from perfmodel.sweep import rank
+
+    inner = KernelConfig.make("double_buffer", bk=16, ragged="inner")
+    assert idle_choice(inner, 4096, 4096, 4096) and idle_choice(inner, 1000, 1000, 4000)  # K a multiple of bk, K and N of 4
+    assert not idle_choice(inner, 4096, 4096, 4008)  # K not a multiple of bk = 16
+    assert not idle_choice(inner, 4096, 4096, 4093) and not idle_choice(inner, 4096, 4094, 4096)  # rows not 16-byte aligned
+    inner4 = KernelConfig.make("double_buffer", bk=16, ragged="inner4")
+    assert not idle_choice(inner4, 4096, 4096, 4008)  # K a multiple of 4, not of bk
+    assert idle_choice(inner4, 4096, 4096, 4093) and idle_choice(inner4, 4096, 4094, 4008)  # odd rows: the edge body, as edge
+    assert idle_choice(inner4, 4096, 4096, 4096)
+    assert not idle_choice(KernelConfig.make("double_buffer", bk=16), 4096, 4096, 4096)  # edge: the default, never idle
+    fig = Figures.load("h100-sxm")
+    aligned = rank(fig, Problem(2048, 2048, 2048), ["double_buffer"], sass_top=0, choices=True)
+    ragged = rank(fig, Problem(2048, 2048, 2047), ["double_buffer"], sass_top=0, choices=True)
+    assert not any(c.ragged in ("inner", "inner4") for c in aligned.configs)
+    assert not any(c.ragged == "inner4" for c in ragged.configs)  # K odd
+    assert sum(c.ragged == "inner" for c in ragged.configs) == sum(c.ragged == "edge" for c in ragged.configs)
+    rows4 = rank(fig, Problem(2048, 2048, 2044), ["double_buffer"], sass_top=0, choices=True)  # 2044 = 4 x 511
+    n = {v: sum(c.ragged == v for c in rows4.configs) for v in ("edge", "inner", "inner4")}
+    assert n["inner"] == n["inner4"] and 0 < n["inner4"] < n["edge"]  # bk = 4 divides 2044: its inner twins are idle
+
+
 @pytest.mark.skipif(toolchain.for_arch(90) is None or not sass.available("9.0"), reason="no sm_90 toolchain and nvdisasm here")
 def test_the_edge_body_loop_is_read_from_the_binary():
     f = sass.sass_facts(KernelConfig.make("tiled_2d_float4"), "9.0")

@@ -72,18 +72,23 @@ def test_design_choices_correct_on_odd_sizes(gpu, variant_cubins, M, N, K):
     """Every design choice through the guarded edge body (odd sizes) and, at 129 x 257, interior blocks too."""
     from perfmodel.measure.gpu import Problem
 
-    prob = Problem(gpu, M, N, K, seed=5)
+    wrong = _wrong_results(gpu, Problem(gpu, M, N, K, seed=5), variant_cubins)
+    assert not wrong, f"{len(wrong)} of {len(variant_cubins)} wrong at {M}x{N}x{K}: " + "; ".join(wrong[:5])
+
+
+def _wrong_results(gpu, prob, built) -> list[str]:
+    """Each (config, cubin) launched once on the poisoned problem and verified: one line per wrong result."""
     wrong = []
-    for cfg, cub in variant_cubins:
+    for cfg, cub in built:
         assert cub is not None, f"{cfg.label()} did not compile"
         fn = gpu.function(cfg, cub)
         prob.poison()
-        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, prob.M, prob.N, prob.K)()
         gpu.sync()
         ok, err, how = prob.verify()
         if not ok:
             wrong.append(f"{cfg.label()}: {how}")
-    assert not wrong, f"{len(wrong)} of {len(variant_cubins)} wrong at {M}x{N}x{K}: " + "; ".join(wrong[:5])
+    return wrong
 
 
 def test_verification_rejects_wrong_results(gpu):
@@ -264,3 +269,25 @@ def test_async_pipeline_correct_at_every_depth(gpu, M, N, K):
         gpu.sync()
         ok, err, how = prob.verify()
         assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 1, 1), (256, 256, 250), (256, 256, 5), (300, 260, 1001), (257, 255, 256), (129, 257, 67),
+                                   (256, 256, 1004), (260, 264, 1004), (256, 256, 12), (256, 256, 4)])
+def test_inner_body_correct_on_ragged_sizes(gpu, M, N, K):
+    """ragged = inner and inner4 (kernels/outer_f4.cuh, INNER_BODY) of every kernel with the choice, at default
+    and larger tiles: blocks inside C with K not a multiple of bk (250, 1001, 1004), K below bk (5, 12, 4), odd
+    K or N (unaligned rows: inner4 runs the edge body there), alongside edge blocks (300 x 260, 257 x 255,
+    260 x 264) and with none (256 x 256); split_k with several slices."""
+    from perfmodel.measure.gpu import Problem, compile_all
+
+    cfgs = []
+    for r in ("inner", "inner4"):
+        cfgs += [KernelConfig.make(k, ragged=r) for k in ("tiled_2d_float4", "bank_conflict_free", "double_buffer")]
+        cfgs += [KernelConfig.make("double_buffer", bm=128, bn=256, bk=16, tm=16, tn=8, ragged=r),
+                 KernelConfig.make("double_buffer", bm=64, bn=128, bk=32, tm=8, tn=4, thread_tile="contiguous", a_transposed="no",
+                                   frag_width=1, ragged=r),
+                 KernelConfig.make("tiled_2d_float4", load_width=1, ragged=r)]
+        cfgs += [KernelConfig.make("split_k", splits=s, bk=16, ragged=r) for s in (2, 3, 7)]
+    cubins = compile_all(gpu, {c.label(): c for c in cfgs})
+    wrong = _wrong_results(gpu, Problem(gpu, M, N, K, seed=11), [(c, cubins[c.label()]) for c in cfgs])
+    assert not wrong, f"{len(wrong)} of {len(cfgs)} wrong at {M}x{N}x{K}: " + "; ".join(wrong)

@@ -14,9 +14,11 @@ from . import toolchain
 
 MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER", "stages": "STAGES",
           "thread_tile": "THREAD_TILE", "double_buffer": "DOUBLE_BUFFER", "load_width": "LOAD_WIDTH",
-          "a_transposed": "A_TRANSPOSED", "frag_width": "FRAG_WIDTH", "b_layout": "B_LAYOUT", "b_pad": "B_PAD"}
+          "a_transposed": "A_TRANSPOSED", "frag_width": "FRAG_WIDTH", "b_layout": "B_LAYOUT", "b_pad": "B_PAD",
+          "ragged": "INNER_BODY"}
 # the design choices' values as the kernels' macros take them (kernels/tile_f4.cuh)
-MACRO_VALUES = {"contiguous": 0, "quadrants": 1, "off": 0, "on": 1, "no": 0, "yes": 1, "plain": 0, "padded": 1, "permuted": 2}
+MACRO_VALUES = {"contiguous": 0, "quadrants": 1, "off": 0, "on": 1, "no": 0, "yes": 1, "plain": 0, "padded": 1, "permuted": 2,
+                "edge": 0, "inner": 1, "inner4": 4}
 NVCC_FLAGS = toolchain.NVCC_FLAGS
 find_nvcc = toolchain.find_nvcc
 

@@ -77,14 +77,22 @@ def ops(sass: str) -> list[str]:
     return [x[1] for x in parse(sass) if x[0] == "I"]
 
 
+def main_path(opcodes: list[str]) -> list[str]:
+    """The kernel's main path: of the stretches of its opcodes that end in an EXIT (the last one at the
+    end), the one with the most FFMAs, the first on a tie. nvcc mostly lays the interior path out first,
+    before the first EXIT; with ragged = inner it may put the call of the edge body first."""
+    cuts = [i + 1 for i, op in enumerate(opcodes) if op == "EXIT"]
+    spans = [opcodes[a:b] for a, b in zip([0] + cuts, cuts + [len(opcodes)])]
+    return max(spans, key=lambda sp: sum(o.startswith("FFMA") for o in sp)) if spans else []
+
+
 def prefetch_fraction(opcodes: list[str]) -> float:
-    """Share of one loop iteration's FFMAs issued after its last global load, on the interior path
-    (before the first EXIT), between the prologue's barrier and the next one: the part of the
+    """Share of one loop iteration's FFMAs issued after its last global load, on the main path
+    (main_path), between the prologue's barrier and the next one: the part of the
     compute phase that can hide the next tile's loads (1: loads first, 0: loads sunk below the FFMAs).
     A ring of buffers filled by cp.async (async_pipeline) has no barrier before its loop: its one barrier
     opens each iteration, and the region runs from it to the end of the interior path."""
-    end = opcodes.index("EXIT") if "EXIT" in opcodes else len(opcodes)
-    body = opcodes[:end]
+    body = main_path(opcodes)
     bars = [i for i, op in enumerate(body) if op.startswith("BAR")]
     if not bars:
         return 0.0
@@ -319,16 +327,16 @@ def without_aux_kernels(sass: str) -> str:
 
 
 def listing_facts(sass: str) -> dict:
-    """Prefetch share, FFMA/LDG/LDS counts of the interior path (before the first EXIT), the
+    """Prefetch share, FFMA/LDG/LDS counts of the main path (main_path, in the kernel's own code), the
     main loop's facts (main_loop) of one listing, and the edge body's k-tile loop program; the
     sections of AUX_KERNELS are left out."""
     sass = without_aux_kernels(sass)
-    opc = ops(sass)
-    end = opc.index("EXIT") if "EXIT" in opc else len(opc)
     edge = edge_listing(sass)
+    opc = ops(sass[:len(sass) - len(edge)] if edge else sass)  # the kernel's own code
+    path = main_path(opc)
     return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
-                ffma=sum(o.startswith("FFMA") for o in opc[:end]), ldg=sum(o.startswith("LDG") for o in opc[:end]),
-                lds=sum(o.startswith("LDS") for o in opc[:end]), **(main_loop(sass) or {}), loop_program=loop_program(sass),
+                ffma=sum(o.startswith("FFMA") for o in path), ldg=sum(o.startswith("LDG") for o in path),
+                lds=sum(o.startswith("LDS") for o in path), **(main_loop(sass) or {}), loop_program=loop_program(sass),
                 edge_loop_program=loop_program(edge) if edge else None)
 
 
@@ -359,7 +367,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass8"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass9"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())

@@ -12,7 +12,7 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import is_bench, run_figures, write_derived
-from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, ladder_on, tiled_kernels
+from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, idle_choice, ladder_on, tiled_kernels
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
@@ -75,7 +75,7 @@ def variant_configs(device) -> tuple[list[KernelConfig], list[str]]:
         tiles = {p: spec.defaults[p] for p in spec.params}
         for ch in choice_combos(spec):
             cfg = KernelConfig.unchecked(k, **tiles, **ch)
-            if not cfg.changed_choices():
+            if not cfg.changed_choices() or idle_choice(cfg, SWEEP_SIZE, SWEEP_SIZE, SWEEP_SIZE):
                 continue
             problems = cfg.violations() or cfg.device_violations(device)
             if problems:
@@ -92,7 +92,7 @@ def variant_sample(device, n: int = VARIANT_RANDOM, seed: int = 0) -> list[Kerne
     for k in tiled_kernels():
         if get_kernel(k).choices:
             valid, _, _ = enumerate_configs(device, (k,), choices=True)
-            pools[k] = [c for c in valid if c.changed_choices()]
+            pools[k] = [c for c in valid if c.changed_choices() and not idle_choice(c, SWEEP_SIZE, SWEEP_SIZE, SWEEP_SIZE)]
     return _stratified(pools, n, random.Random(seed))
 
 

@@ -42,7 +42,8 @@ def _structure(cfg: KernelConfig) -> tuple:
         lds_i, lds_w, sts_i, sts_w = smem_counts(cfg)
         if s.staging == "async":  # cp.async writes shared memory (the wavefronts count) from its LDGSTS, counted as ldg
             sts_i = 0.0
-        ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (cfg.gmem_vector * thr)
+        vec = 1 if cfg.ragged == "inner" else cfg.gmem_vector  # the scalar inner body's unchecked loads
+        ldg = (cfg.bm * cfg.bk + cfg.bk * cfg.bn) / (vec * thr)
         l1_w = 0.0
         bk = cfg.bk
     else:  # one k step per "tile"; its loads go through L1, counted per problem by l1_lines_stage
@@ -474,7 +475,11 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     ll = littles_law_stage(device, r, o, hz)
     loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
     w = waves_stage(device, o, t)
-    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge_blocks(M, N, K, r.bm, r.bn, r.bk)[1] * t.slices)
+    edge = np.zeros(n)  # kernels/outer_f4.cuh, INNER_BODY: the ragged choice decides which blocks run the edge body
+    for rg in {cfg.ragged for cfg in configs}:
+        on = np.array([cfg.ragged == rg for cfg in configs])
+        edge = np.where(on, edge_blocks(M, N, K, r.bm, r.bn, r.bk, rg)[1], edge)
+    c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge * t.slices)
     prologue = w.n_waves * (t.mem_latency + 2 * device.latency.smem_latency_cycles)  # each wave's first tile has nothing to overlap
     # edge blocks (ragged shapes): their share of every full wave, and the whole last wave, whose
     # busiest SM holds the grid's last block, an edge block wherever there are any
