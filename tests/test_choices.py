@@ -195,11 +195,14 @@ def test_every_tiled_kernel_with_choices_has_them_on_the_command_line(capsys):
 
 VARIANTS_RUN = "20261124-045847-h100-sxm-variants"
 TUNE_RUN = "20261124-050335-h100-sxm-tune"
+TWINS_RUN = "20261125-025843-h100-sxm-shapes-ragged-twins"
+ALIGNMENT_RUN = "20261125-025105-h100-sxm-alignment"
 
 
 def test_the_recorded_design_choice_runs_replay():
     """The H100 runs of the design choices, replayed on the CPU with the reference calibration
-    (docs/kernels.md): every choice value measured, every point verified, and the points that change a
+    (docs/kernels.md): every choice value measured (ragged = inner and inner4 in the ragged class's twins run and the
+    row-alignment run), every point verified, and the points that change a
     choice predicted within 1 point of the accuracy set's 7.4 % MAPE that the goal names (7.8 % when
     recorded; the guard fails on a model change that costs the new points accuracy)."""
     from pathlib import Path
@@ -210,6 +213,8 @@ def test_the_recorded_design_choice_runs_replay():
     scores, overall = score([results / VARIANTS_RUN, results / TUNE_RUN], results=results, workers=1)
     assert [s.points for s in scores] == [190, 110]
     seen = {(d["choice"], d["value"]) for d in overall["by_choice"]}
+    _, twins = score([results / TWINS_RUN, results / ALIGNMENT_RUN], results=results, workers=1)  # ragged: idle at 4096
+    seen |= {(d["choice"], d["value"]) for d in twins["by_choice"] if d["choice"] == "ragged"}
     for k in tiled_kernels():
         for name, values in get_kernel(k).choices.items():
             assert {(name, str(v)) for v in values} <= seen, name
@@ -225,7 +230,8 @@ def test_validate_variants_is_its_own_plan(extra, capsys):
 
 def test_the_variant_plan_covers_every_choice_once():
     """validate --variants at default tiles: no default configuration, no combination twice, every value
-    of every choice of every kernel that has it (where the default tiles allow), b_pad 1 and 4."""
+    of every choice of every kernel that has it (where the default tiles allow), b_pad 1 and 4; ragged = inner
+    never (idle at 4096: catalogue.idle_choice)."""
     from perfmodel.measure.validate import variant_configs
 
     dev = load_device("h100-sxm")
@@ -235,7 +241,8 @@ def test_the_variant_plan_covers_every_choice_once():
         for name, values in get_kernel(k).choices.items():
             got = {c.choices()[name] for c in fixed if c.kernel == k or get_kernel(c.kernel).same_code == get_kernel(k).same_code
                    and get_kernel(k).same_code}
-            assert set(values) <= got | {get_kernel(k).defaults[name]}, (k, name)
+            want = {"edge"} if name == "ragged" else set(values)
+            assert want <= got | {get_kernel(k).defaults[name]} and (name != "ragged" or got <= want), (k, name)
     assert {c.b_pad for c in fixed if c.b_layout == "padded"} == {1, 4}
     assert any("tiled_1d" in r and "load_width=4" in r for r in refused)  # 512 threads cannot each load a float4 of 512
 
