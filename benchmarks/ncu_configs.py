@@ -5,7 +5,10 @@
    nb = 66 (half the H100's SMs hold one block) and nb = 528 (four per SM): what one block per SM lacks
    fewwarps: tiled_2d and tiled_1d blocks of 2 to 16 warps (configurations of the recorded shape runs that the
    model predicts 15-75 % fast with one block per SM) at M = BM, N = BN x 66, K = 8192: where the cycles of a
-   lone block of few warps go (stall reasons per issued instruction)"""
+   lone block of few warps go (stall reasons per issued instruction)
+   scalar: benchmarks/row_alignment.py's four configurations at M = N = 2048, K = 1024 (nothing ragged) with
+   ragged = edge (the interior body, float4 loads) and inner (the same k-tiles, scalar loads): what scalar
+   global loads cost (stall reasons, L1 requests and sectors of the global loads)"""
 import sys
 
 from perfmodel import KernelConfig
@@ -37,6 +40,19 @@ if sys.argv[1:] == ["fewwarps"]:
         print(f"kernel {cfg.label().replace(' ', '')} blocks=66 warps={cfg.threads // 32} regs={fn.num_regs}", flush=True)
         gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
         gpu.sync()
+    sys.exit(0)
+if sys.argv[1:] == ["scalar"]:
+    sys.path.insert(0, "benchmarks")
+    from row_alignment import CONFIGS as ALIGN
+
+    prob = Problem(gpu, 2048, 2048, 1024)
+    for c in ALIGN:
+        for r in ("edge", "inner"):
+            cfg = KernelConfig.make(**c, ragged=r)
+            fn = gpu.function(cfg)
+            print(f"kernel {cfg.label().replace(' ', '')} regs={fn.num_regs}", flush=True)
+            gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, 2048, 2048, 1024)()
+            gpu.sync()
     sys.exit(0)
 if sys.argv[1:] == ["subwave"]:
     for k in ("double_buffer", "tiled_2d_float4", "warp_tiled"):
