@@ -597,6 +597,22 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     return 0.0 if us is None else us * 1e-6
 
 
+def ldg_wavefronts(cfg: KernelConfig) -> float:
+    """What the replay charges each global load of a k-tile's staging on the L1TEX pipe it shares with
+    the shared-memory loads and stores (model.schedule), for the kernels that stage through
+    kernels/tile_f4.cuh's load_tile: the layout's width, the wavefronts of one of its loads, whatever the
+    binary's load width. The edge body, and the inner body of ragged = inner, load the float4 layout four
+    scalars at a time, and each scalar load touches the lines and sectors its float4 load would (ncu on the
+    H100, results/archive/ncu-scalar-loads-20261125-h100-sxm.csv: 4x the requests and 4x the sectors of
+    the float4 loads, 25-50 % more LSU wavefronts, short-scoreboard stalls behind the shared loads), so it
+    occupies the pipe as long; counting each at its own width (1) charged the scalar bodies a quarter of
+    that. 0 (the binary's width) for the other kernels."""
+    s = cfg.spec
+    if s.staging != "registers" or not s.uses_smem or not (s.same_code == "outer_f4" or s.id in ("split_k", "warp_tiled")):
+        return 0.0
+    return float(cfg.gmem_vector)
+
+
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, banks=0) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
     local_latency: per config, what a local load waits (LocalStage.latency: L1's, or L2's and DRAM's
@@ -610,7 +626,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
         out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
-                                         lw / li if li else 1.0, sw / si if si else 1.0, banks=banks)
+                                         lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
+                                         ldg_wavefronts=ldg_wavefronts(configs[k]))
     return out
 
 
@@ -639,7 +656,8 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
-        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks) for p in (edge, inner)]
+        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
+                                       ldg_wavefronts=ldg_wavefronts(cfg)) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 

@@ -58,12 +58,14 @@ def passes_for(n: int) -> int:
 
 def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-             share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0) -> float:
+             share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
+             ldg_wavefronts: float = 0.0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
     charged by terms.tile_cycles). banks: the register banks of a scheduler (0: no register-bank term;
-    programs without `reads` have none either)."""
+    programs without `reads` have none either). ldg_wavefronts: what each global load (G) occupies the
+    pipe for (predict.ldg_wavefronts; 0: its width in words)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -73,7 +75,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     per_block = max(1, min(int(warps_per_block), W))
     cost = [c_ffma if k == "F" else 1.0 for k in cls]
     hold = [float(x) for x in program.get("stall") or [1] * n]  # control-code stall counts (1: none read)
-    wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else float(wide[i]) if k in "GLK" else 0.0
+    wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
+          (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0
           for i, k in enumerate(cls)]
     lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
     rd = program.get("reads") if banks else None
@@ -175,7 +178,7 @@ _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the lo
 def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-                            global_latency: float = 0.0, banks: int = 0) -> float:
+                            global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
     generation's register banks (0: no register-bank term)."""
@@ -185,5 +188,6 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     pid = program["id"]
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
-            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks))
+            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
+            round(float(ldg_wavefronts), 4))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
