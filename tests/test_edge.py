@@ -1,5 +1,6 @@
 """Edge blocks: which blocks take the guarded out-of-line body (kernels/common.cuh, interior()), its loop
 read off the binary, and what the term does to the recorded ragged and skinny shapes."""
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -120,3 +121,35 @@ def test_the_edge_term_on_the_recorded_ragged_and_skinny_points():
     assert len(with_term) == 148
     assert np.abs(with_term).mean() < 0.8 * np.abs(without).mean()
     assert 0 < with_term.mean() < without.mean()
+
+
+def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypatch):
+    """The row-alignment record (benchmarks/row_alignment.py), replayed with the reference calibration: the
+    points whose blocks load the float4 layout four scalars at a time (the edge body, ragged = inner) are
+    predicted at least a quarter closer with predict.ldg_wavefronts than with each scalar load charged its
+    own width, and the points that load float4 only (K = 1024 with edge, K = 1024 and 1020 with inner4) do not move."""
+    import importlib
+
+    P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
+
+    run_dir = "results/20261125-025105-h100-sxm-alignment"
+    run = analysis.load_run(run_dir)
+    fig = analysis.run_figures(run_dir, calibration="results/reference-calibration-h100-sxm.toml")
+
+    def errors():
+        rows = analysis.rows(run, fig, analysis.run_facts(run, run_dir))
+        out = {}
+        for r in rows:
+            if r["kernel"] == "cublas":
+                continue
+            cfg = KernelConfig.make(r["kernel"], **json.loads(r["config"]))
+            scalar = cfg.ragged == "inner" or edge_blocks(r["M"], r["N"], r["K"], cfg.bm, cfg.bn, cfg.bk, cfg.ragged)[1] > 0
+            out.setdefault("scalar" if scalar else "float4", []).append(100 * (r["predicted_gflops"] / r["measured_gflops"] - 1))
+        return {k: np.array(v) for k, v in out.items()}
+
+    with_term = errors()
+    monkeypatch.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
+    without = errors()
+    assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
+    assert np.abs(with_term["scalar"]).mean() < 0.75 * np.abs(without["scalar"]).mean()
+    assert np.allclose(with_term["float4"], without["float4"])
