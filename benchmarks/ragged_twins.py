@@ -44,6 +44,10 @@ def twin_points(fig: Figures, shapes, top: int = TOP, sass_top: int = SASS_TOP) 
     `top` distinct tiles of twin_kernels(), then each kernel's defaults) the edge twin and each inner one that can pay."""
     pts = []
     kernels = twin_kernels()
+
+    def can_pay(kernel: str, params: dict, sh) -> bool:  # an inner twin of these tiles is not idle here
+        return any(not idle_choice(KernelConfig.make(kernel, **params, ragged=r), sh.M, sh.N, sh.K) for r in RAGGED[1:])
+
     for sh in shapes:
         dims = dict(shape=sh.name, M=sh.M, N=sh.N, K=sh.K)
         rk = rank(fig, Problem(sh.M, sh.N, sh.K), kernels, sass_top=sass_top)
@@ -51,15 +55,14 @@ def twin_points(fig: Figures, shapes, top: int = TOP, sass_top: int = SASS_TOP) 
         for i in rk.order:
             c = rk.configs[int(i)]
             base = (c.kernel, {k: v for k, v in c.params().items() if k != "ragged"})
-            if c.ragged != "edge" or not idle_choice(KernelConfig.make(c.kernel, **base[1], ragged="inner"), sh.M, sh.N, sh.K):
-                if base not in bases:
-                    bases.append(base)
+            if base not in bases and can_pay(*base, sh):
+                bases.append(base)
             if len(bases) == top:
                 break
         for k in kernels:
             d = KernelConfig.make(k)
             base = (k, {p: v for p, v in d.params().items() if p != "ragged"})
-            if base not in bases and not idle_choice(KernelConfig.make(k, ragged="inner"), sh.M, sh.N, sh.K):
+            if base not in bases and can_pay(*base, sh):
                 bases.append(base)
         if not bases:
             print(f"  {sh.name}: aligned for every configuration ranked (the choice is idle); not measured", flush=True)

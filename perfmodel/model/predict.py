@@ -608,7 +608,7 @@ def ldg_wavefronts(cfg: KernelConfig) -> float:
     occupies the pipe as long; counting each at its own width (1) charged the scalar bodies a quarter of
     that. 0 (the binary's width) for the other kernels."""
     s = cfg.spec
-    if s.staging != "registers" or not s.uses_smem or not (s.same_code == "outer_f4" or s.id in ("split_k", "warp_tiled")):
+    if s.staging != "registers" or s.smem_read_vector != 4:  # tile_f4.cuh's kernels, as smem_banks tells them
         return 0.0
     return float(cfg.gmem_vector)
 
