@@ -43,6 +43,20 @@ class Memory(_Strict):
     # load of 32 rows, one word each); None where nobody measured it for this generation: one line per
     # clock, i.e. one L1 wavefront per line, whatever the banks
     l1_lines_per_clock_per_sm: Optional[PositiveFloat] = None
+    # the share of the contiguous-stream DRAM rate that the k-tile walk of a row-major A reaches from DRAM,
+    # by the bytes one step reads of each row (bk x 4: every step a short segment of rows far apart),
+    # measured by benchmarks/dram_walk.py; None where nobody measured it (every read at the stream rate)
+    dram_row_segment_efficiency: Optional[dict[str, PositiveFloat]] = None
+
+    @model_validator(mode="after")
+    def _segments(self) -> "Memory":
+        for k, v in (self.dram_row_segment_efficiency or {}).items():
+            if not k.isdigit() or int(k) <= 0:
+                raise ValueError(f"memory.dram_row_segment_efficiency: key {k!r} is not a positive number of bytes")
+            if v > 1.1:
+                raise ValueError(f"memory.dram_row_segment_efficiency: {v} at {k} B is a share of the stream rate "
+                                 f"(at most 1.1 allowed)")
+        return self
 
 
 class Latency(_Strict):
@@ -190,7 +204,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
 MEASURED_HERE = ("memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
-                 "latency.second_launch_us")
+                 "latency.second_launch_us", "memory.dram_row_segment_efficiency")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

@@ -32,6 +32,9 @@ def render(p: Prediction) -> str:
     for lv in p.traffic:
         L.append(f"  {lv.level:6} {_si(lv.bytes, 'B'):>12} {lv.intensity_flop_per_byte:9.1f} {lv.bandwidth_GBps:>9,.0f} GB/s "
                  f"{lv.ceiling_GFLOPS:>9,.0f} GFLOPS")
+    if p.dram_rate < 0.95:
+        L.append(f"  (dram at {p.dram_rate:.0%} of the stream rate: A's reads come as a walk of {p.dram_segment_bytes:.0f}-byte row segments, "
+                 f"which DRAM serves below it; memory.dram_row_segment_efficiency)")
     L.append("Little's law (per SM: in flight needed = latency x throughput vs available)")
     L.append(f"  {'level':6} {'latency':>8} {'needed':>10} {'available':>10} {'unit':>10} {'fraction':>9}")
     for row in p.littles_law:

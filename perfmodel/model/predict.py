@@ -156,12 +156,16 @@ class TrafficStage:
     mem_latency: np.ndarray  # average global-load latency (cycles)
     l2_hit: np.ndarray
     slices: np.ndarray  # the grid's slices of K (catalogue.split_slices; 1 but for split_k)
+    dram_rate: np.ndarray  # the share of the DRAM stream rate its reads get (terms.dram_walk_rate; 1: the stream's)
+    dram_segment_bytes: np.ndarray  # the bytes of each A row one k-tile reads (bk x 4, at least a sector)
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
     """Bytes per level (terms.l2_to_sm_bytes with the sector bytes of the kernel's C stores,
     terms.dram_bytes with the blocks running at once) and the average global-load latency the loads'
-    L2 hit rate gives (terms.mem_latency), DRAM's where all blocks run in one wave (terms.one_wave_latency).
+    L2 hit rate gives (terms.mem_latency), DRAM's where all blocks run in one wave (terms.one_wave_latency),
+    and the share of the DRAM stream rate those bytes get, A's coming as a walk of bk x 4-byte row segments
+    (terms.dram_walk_rate, memory.dram_row_segment_efficiency where it was measured).
     split_k: each of its s slices of K is a GEMM of M x N x K/s in the same grid (s times the blocks, the
     slice's k-tiles each), which writes a partial C: s partials of C in the L2 and DRAM traffic."""
     mem, lat = device.memory, device.latency
@@ -171,13 +175,17 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     conc = np.minimum(blocks, o.blocks_per_sm * device.compute.sm_count)
     l2b = T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, r.c_store_ratio * slices)
     drb = slices * T.dram_bytes(M, N, K / slices, r.bm, r.bn, conc, mem.l2_bytes)
+    a_share = T.dram_a_share(M, N, K / slices, r.bm, r.bn, conc, mem.l2_bytes)
+    segment = np.maximum(T.FLOAT * r.bk, T.SECTOR_BYTES)  # the bytes of each A row a k-tile reads, at least a sector
+    rate = T.dram_walk_rate(a_share, segment, mem.dram_row_segment_efficiency)
     tiles_total = np.maximum(blocks * ktiles, 1)
     L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), lat.l2_latency_cycles, lat.dram_latency_cycles)
     L_mem = T.one_wave_latency(L_mem, lat.dram_latency_cycles, blocks, np.maximum(o.blocks_per_sm, 1) * device.compute.sm_count)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
-                        slices=slices)
+                        slices=slices, dram_rate=np.broadcast_to(rate, np.shape(drb)),
+                        dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)))
 
 
 @dataclass(frozen=True)
@@ -362,7 +370,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     kind = np.where(r.uses_smem > 0, np.where((r.buffers >= 2) & (pf > 0), 2, 1), 0)
     exposed_k = (t.mem_latency + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
-                      dram_bytes=t.dram_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
+                      dram_bytes=t.dram_bytes_tile / t.dram_rate, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
                       mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k)
     smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
     acc = r.bm * r.bn / r.threads  # outputs (accumulators) per thread
@@ -770,6 +778,8 @@ class Prediction(_M):
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
+    dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
+    dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
@@ -826,7 +836,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
     mem = device.memory
     smem_GBps = mem.smem_bandwidth_bytes_per_clock_per_sm * device.compute.sm_count * hz * 1e-9
     levels = []
-    for name, byts, bw in (("dram", t.dram_bytes[k], mem.dram_bandwidth_GBps), ("l2", t.l2_bytes[k], mem.l2_bandwidth_GBps),
+    for name, byts, bw in (("dram", t.dram_bytes[k], mem.dram_bandwidth_GBps * float(t.dram_rate[k])), ("l2", t.l2_bytes[k], mem.l2_bandwidth_GBps),
                            ("smem", t.smem_bytes[k], smem_GBps)):
         ai = flops / byts if byts > 0 else float("inf")
         levels.append(Level(level=name, bytes=float(byts), intensity_flop_per_byte=float(ai), bandwidth_GBps=float(bw),
@@ -883,7 +893,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         edge_blocks=int(c.edge_blocks[k]),
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
-        k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6,
+        k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
+        dram_segment_bytes=float(t.dram_segment_bytes[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),

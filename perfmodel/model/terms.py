@@ -13,6 +13,7 @@ import numpy as np
 
 FLOAT = 4.0
 WAVEFRONT_BYTES = 128.0
+SECTOR_BYTES = 32.0  # what the L2 asks DRAM for at least
 
 
 # ---- traffic and intensity -----------------------------------------------------------------
@@ -47,6 +48,42 @@ def dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
     per_wave = wave_a + FLOAT * cols * bn * K
     streamed = np.clip((gy * gx / P) * per_wave + c_all, compulsory, l2_to_sm_bytes(M, N, K, bm, bn))
     return np.where(b_all + wave_a <= l2_bytes, compulsory, streamed)
+
+
+def dram_a_share(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
+    """The share of terms.dram_bytes that is A's reads, by the same accounting: all of A where B and a
+    wave's A panels fit in the L2 (compulsory traffic), else each wave's A panels (r block rows of bm
+    rows over K) times the waves, at least all of A once."""
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    P = np.maximum(concurrent_blocks, 1.0)
+    rows = np.minimum(np.ceil(P / gx), gy)
+    a_all = FLOAT * M * K
+    wave_a = FLOAT * rows * bm * K
+    a_part = np.where(FLOAT * K * N + wave_a <= l2_bytes, a_all, np.maximum((gy * gx / P) * wave_a, a_all))
+    total = dram_bytes(M, N, K, bm, bn, concurrent_blocks, l2_bytes)
+    return np.clip(a_part / np.maximum(total, 1.0), 0.0, 1.0)
+
+
+def dram_walk_rate(a_share, segment_bytes, efficiency):
+    """The share of the DRAM stream rate a kernel's DRAM reads get, where A's come as a k-tile walk.
+
+    A k-tile of a row-major A is bm rows of bk floats, rows K x 4 bytes apart: every step reads one short
+    segment (bk x 4 bytes) of each of many rows, and the next step the next segment of the same rows.
+    DRAM serves such a walk below its stream rate: on the H100 a load-only kernel reaching the stream's
+    3.0 TB/s with 32 KB in flight per SM gets 63 % of it with 32-byte segments, 67 % with
+    64, 93 % with 128 and 98 % with 256-512, whatever it keeps in flight (8 KB to 1 MB per SM), and the
+    same walk of B (adjacent blocks reading adjacent segments of the same rows) reaches the stream rate
+    (benchmarks/dram_walk.py; results/archive/dram-walk-20261125-h100-sxm-*.txt). `efficiency`:
+    {segment bytes: share} (memory.dram_row_segment_efficiency), interpolated in log2 of the bytes and
+    held at its ends; None: 1. A's reads at that share, the rest at the stream rate:
+    1 / (a_share / e + 1 - a_share). A segment is at least a sector (segment_bytes: max(bk x 4, 32); the
+    kernels without tiles read A a sector at a time through the L1)."""
+    if not efficiency:
+        return np.ones(np.broadcast(a_share, segment_bytes).shape)
+    pts = sorted((float(k), float(v)) for k, v in efficiency.items())
+    e = np.interp(np.log2(np.maximum(np.asarray(segment_bytes, float), 1.0)), [np.log2(b) for b, _ in pts], [v for _, v in pts])
+    a = np.asarray(a_share, float)
+    return 1.0 / (a / e + (1.0 - a))
 
 
 # ---- instruction issue ---------------------------------------------------------------------
@@ -132,7 +169,8 @@ def lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm):
 @dataclass(frozen=True)
 class TileWork:
     """One block's work per k-tile (arrays over configs): warp FFMAs and other warp instructions,
-    L1TEX wavefronts, L2 / DRAM / local bytes, where the local frames live (`local_level`: 1 L1, else
+    L1TEX wavefronts, L2 / DRAM / local bytes (DRAM's as the stream rate would take them: the bytes over
+    the share of that rate they get, TrafficStage.dram_rate), where the local frames live (`local_level`: 1 L1, else
     minus the share only DRAM holds), warps per block, average global-load latency (cycles), kind
     (0 one element per thread, 1 tiled, 2 tiled with prefetch) and the latency a one-element
     kernel's k step exposes."""
