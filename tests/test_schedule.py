@@ -223,3 +223,35 @@ def test_an_ffma_whose_three_registers_share_a_bank_holds_it_three_clocks():
     # issue still bounds a loop whose reads fit: one read per bank per FFMA
     light = dict(prog("F" * n), id="banks-light", reads="11" * n)
     assert simulate(light, *args, banks=2) == pytest.approx(simulate(light, *args), rel=0.02)
+
+
+def test_a_16_lane_scheduler_holds_each_ffma_two_clocks():
+    # 32 lanes / 16 per scheduler (Volta, Turing, GA100): one warp's 100 FFMAs take 200 clocks, however
+    # many warps share the scheduler; other instructions issue in the pipe's second clock for free
+    from perfmodel.model.schedule import fp32_pipe_clocks
+    assert fp32_pipe_clocks(64, 4) == 2.0 and fp32_pipe_clocks(128, 4) == 1.0
+    p = prog("F" * 100)
+    assert simulate(p, 1, 1, 1.0, 29, 33, 4, 1, 1, 4, ffma_pipe=2.0) == pytest.approx(200.0)
+    assert simulate(p, 4, 1, 1.0, 29, 33, 4, 1, 1, 4, ffma_pipe=2.0) == pytest.approx(800.0)
+    mixed = prog("FA" * 50)
+    assert simulate(mixed, 4, 1, 1.0, 29, 33, 4, 1, 1, 4, ffma_pipe=2.0) == pytest.approx(400.0, rel=0.02)
+    assert simulate(mixed, 4, 1, 1.0, 29, 33, 4, 1, 1, 4, ffma_pipe=1.0) == pytest.approx(400.0, rel=0.02)
+    # a wait no other warp fills (the load at the head of each pass, one warp) adds to the pipe's time
+    # instead of hiding under it: 1 + 29 + 2 x 10 - 1
+    p = prog("S" + "F" * 10, deps=[[]] + [[1]] + [[] for _ in range(9)])
+    assert simulate(p, 1, 1, 1.0, 29, 33, 4, 1, 1, 4, ffma_pipe=2.0) == pytest.approx(1 + 29 + 19, abs=1)
+
+
+def test_single_buffered_kernels_on_16_lane_schedulers_expose_their_load_phase():
+    # Turing: a warp FFMA holds its pipe two clocks, so a k-tile's FP32 pipe time (4,096 clocks for two
+    # 128x128x8 blocks) exceeds its issue time (about 2,200); a single-buffered block's load phase then
+    # adds to that pipe time (all its warps wait at the barrier), where double buffering hides it under
+    # the next tile's FFMAs. Closed form (given registers, no binary): before the pipe bounded the compute
+    # phase, both were predicted at the FP32 pipe's 4,096.
+    dev = load_device("rtx2070s")
+    single = predict(dev, KernelConfig.make("bank_conflict_free", bm=128, bn=128, bk=8, tm=8, tn=8), 4096, registers=128)
+    double = predict(dev, KernelConfig.make("double_buffer", bm=128, bn=128, bk=8, tm=8, tn=8), 4096, registers=128)
+    assert single.cycles_per_tile["fma"] == double.cycles_per_tile["fma"] == pytest.approx(4096.0)
+    assert single.cycles_per_tile["issue"] < 0.6 * single.cycles_per_tile["fma"]
+    assert single.cycles_per_tile["latency"] > 1.15 * single.cycles_per_tile["fma"] and single.bound == "latency"
+    assert double.bound == "fma" and double.gflops > 1.1 * single.gflops

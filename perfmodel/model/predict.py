@@ -16,7 +16,7 @@ from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
-from .schedule import compute_cycles_per_tile
+from .schedule import compute_cycles_per_tile, fp32_pipe_clocks
 from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
@@ -635,7 +635,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
-                                         ldg_wavefronts=ldg_wavefronts(configs[k]))
+                                         ldg_wavefronts=ldg_wavefronts(configs[k]),
+                                         ffma_pipe=fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched))
     return out
 
 
@@ -665,7 +666,9 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
-                                       ldg_wavefronts=ldg_wavefronts(cfg)) for p in (edge, inner)]
+                                       ldg_wavefronts=ldg_wavefronts(cfg),
+                                       ffma_pipe=fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched))
+               for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 

@@ -11,6 +11,10 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
   the other schedulers run the same program in step, so one stands for the SM.
 - One instruction per cycle per scheduler; an FFMA takes `c_ffma` cycles (calibrate's outer-product
   FFMA rate at this many resident warps; 1 from the datasheet).
+- An FFMA holds its scheduler's FP32 pipe `ffma_pipe` x `c_ffma` cycles: 32 / the scheduler's FP32
+  lanes (2 on the 16-lane schedulers of Volta, Turing and GA100, whose warp FFMA runs as two half-warps;
+  1 from Maxwell to Pascal and on GA10x, AD10x and Hopper). The next FFMA issues once the pipe is free;
+  other instructions issue in between. With a 1-clock pipe this never binds (the issue does first).
 - A warp issues its next instruction once every producer it depends on has delivered: fixed-latency
   producers after `fixed_latency` cycles (the dependent-FFMA latency), shared and local loads after
   their latency once the shared-memory/L1 pipe has served them.
@@ -59,13 +63,14 @@ def passes_for(n: int) -> int:
 def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
-             ldg_wavefronts: float = 0.0) -> float:
+             ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
     charged by terms.tile_cycles). banks: the register banks of a scheduler (0: no register-bank term;
     programs without `reads` have none either). ldg_wavefronts: what each global load (G) occupies the
-    pipe for (predict.ldg_wavefronts; 0: its width in words)."""
+    pipe for (predict.ldg_wavefronts; 0: its width in words). ffma_pipe: clocks an FFMA holds the
+    scheduler's FP32 pipe per issue clock (fp32_pipe_clocks)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -86,6 +91,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     else:
         r0 = r1 = None
     bank0 = bank1 = -1e9  # when each bank finishes the reads given to it
+    fma_hold = float(ffma_pipe) * c_ffma  # clocks an FFMA keeps the FP32 pipe
+    fma_free = -1e9  # when the FP32 pipe takes the next FFMA
     done = [[0.0] * (P * n) for _ in range(W)]
     pc = [0] * W  # absolute instruction index (pass * n + i)
     ready = [0.0] * W
@@ -103,6 +110,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             if blocked[w] or pc[w] >= end:
                 continue
             t = ready[w] if ready[w] > sched else sched
+            if cls[pc[w] % n] == "F" and fma_free > t:
+                t = fma_free
             if r0 is not None:
                 i = pc[w] % n
                 if r0[i] and bank0 - BANK_SLACK > t:
@@ -119,6 +128,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
         k = cls[i]
         sched = t + cost[i]
         last[w] = t
+        if k == "F":
+            fma_free = t + fma_hold
         if r0 is not None:
             if r0[i]:
                 bank0 = (t if t > bank0 else bank0) + r0[i]
@@ -175,13 +186,23 @@ def _cached(program_id: str, args: tuple) -> float:
 _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
 
 
+def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
+    """Clocks a warp FFMA holds its scheduler's FP32 pipe: 32 lanes / the scheduler's lanes, never under 1.
+    Volta, Turing and GA100 have 64 FP32 lanes per SM in four partitions (whitepapers; the CUDA
+    Programming Guide's arithmetic throughput table: 64 results per clock per SM for compute capability
+    7.x and 8.0): 16 per scheduler, so a warp's FFMA occupies its pipe two clocks. Maxwell, Pascal
+    (GP10x), GA10x, AD10x and Hopper have 32 per scheduler: one clock, as its issue."""
+    return max(1.0, 32.0 / max(float(fp32_lanes_per_sm) / max(float(schedulers), 1.0), 1e-9))
+
+
 def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
-                            global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0) -> float:
+                            global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
+                            ffma_pipe: float = 1.0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
-    generation's register banks (0: no register-bank term)."""
+    generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     share = float(min(schedulers, max(resident_warps, 1)))
@@ -189,5 +210,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
-            round(float(ldg_wavefronts), 4))
+            round(float(ldg_wavefronts), 4), float(ffma_pipe))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)

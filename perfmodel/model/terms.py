@@ -235,7 +235,9 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
     share (the l2 term). Without a measured port the share is used (datasheets do not give it).
-    The compute phase is max(issue, smem) + overlap * min(issue, smem): `overlap` is the share of the
+    The compute phase is max(issue, fma, smem) + overlap * min(issue, smem) (fma: where a warp FFMA holds
+    its scheduler's pipe longer than its issue clock, the 16-lane schedulers of Volta, Turing and GA100,
+    the load phase of a single-buffered block cannot hide under it); `overlap` is the share of the
     smaller pipe time that the resident warps cannot run under the larger one (Figures.pipe_overlap:
     about 0.6 with one warp per scheduler, 0.2 with two, 0.05 with four or more; 0 without a calibration).
     With calibrate's single-buffered tile loop (`tile_exposure`, Figures.tile_exposure) the load phase
@@ -275,7 +277,9 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     miss = np.clip(-np.asarray(local_level, float), 0.0, 1.0)  # share of the frames only DRAM holds
     t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc,
                        b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm))
-    compute = np.maximum(t_issue, t_smem) + overlap * np.minimum(t_issue, t_smem)
+    # the FP32 pipe bounds the compute phase too: on 16-lane schedulers (Volta, Turing, GA100) a warp FFMA
+    # holds it two clocks, so t_fma can exceed t_issue; elsewhere the issue of the same FFMAs binds first
+    compute = np.maximum(np.maximum(t_issue, t_fma), t_smem) + overlap * np.minimum(t_issue, t_smem)
     sim = np.full_like(compute, np.nan) if scheduled is None else np.broadcast_to(np.asarray(scheduled, float), compute.shape)
     has_sim = np.isfinite(sim)
     compute = np.where(has_sim, np.maximum(np.maximum(sim, t_fetch), t_smem), compute)
