@@ -8,10 +8,12 @@ from pathlib import Path
 from ..devices import device_table, load_device, shipped_devices
 from .gpu import Gpu
 
-# (substring of the driver's name, compute capability) -> shipped device
+# (substring of the driver's name, compute capability) -> shipped device (None: a sibling SKU with other figures)
 KNOWN = [("H200", "9.0", "h200"), ("H100", "9.0", "h100-sxm"), ("A100-PCIE", "8.0", "a100-pcie"), ("A100", "8.0", "a100"),
          ("V100", "7.0", "v100"), ("2070 SUPER", "7.5", "rtx2070s"), ("1060", "6.1", "gtx1060m"), ("K620", "5.0", "k620"),
-         ("3070 Ti", "8.6", "rtx3070ti"), ("4090", "8.9", "rtx4090"), ("4060 Laptop", "8.9", "rtx4060-laptop")]
+         ("3070 Ti", "8.6", "rtx3070ti"), ("3090 Ti", "8.6", None), ("3090", "8.6", "rtx3090"), ("A6000", "8.6", "a6000"),
+         ("Tesla T4", "7.5", "t4"),
+         ("4090", "8.9", "rtx4090"), ("4060 Laptop", "8.9", "rtx4060-laptop")]
 
 
 def match_shipped(gpu_name: str, cc: str) -> str | None:
