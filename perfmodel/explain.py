@@ -60,6 +60,7 @@ def render(p: Prediction) -> str:
     if p.scheduled_compute_cycles is not None:
         L.append(f"  (compute = {p.scheduled_compute_cycles:,.0f} cycles: the binary's k-tile loop replayed on one warp scheduler "
                  f"with {o.warps_per_sm} warps/SM: issue order, FFMA rate"
+                 + (f", each FFMA holding the 16-lane FP32 pipe {p.ffma_pipe_clocks:.0f} clocks" if p.ffma_pipe_clocks > 1 else "")
                  + (f", operand reads from {p.register_banks} register banks" if p.register_banks else "")
                  + ", fragment-load latency, shared pipe and barrier)")
     elif p.pipe_overlap > 0:
