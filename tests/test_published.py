@@ -15,9 +15,10 @@ FILE = ROOT / "published" / "sgemm.toml"
 # the model's MAPE over the published points: 32.5 % when first scored; 37.9 % once the L1 term counted
 # only the lanes inside the problem (the A100-PCIe's naive points at M = 1-8 turned from 51-79 % slow to
 # 80-186 % fast); 28.0 % with the A100's L2 latency of both partitions and its DRAM latency from a
-# published pointer chase (docs/model.md "Published measurements"). The goal is 12 %. This guards
-# against getting worse while it is not met.
-MAPE_CEILING_PCT = 29.0
+# published pointer chase (docs/model.md "Published measurements"); 25.5 % once an FFMA held the 16-lane
+# FP32 pipe of GA100 two clocks in the replay. The goal is 12 %. This guards against getting worse while
+# it is not met.
+MAPE_CEILING_PCT = 26.0
 
 
 def test_the_file_meets_its_inclusion_rule():
@@ -70,3 +71,15 @@ def test_accuracy_on_published_points_is_no_worse_than_when_first_scored(scored)
     _, summ = scored
     assert summ["overall"]["points"] >= 30
     assert summ["overall"]["mape_pct"] <= MAPE_CEILING_PCT, summ["overall"]
+
+
+def test_ga100s_16_lane_pipe_keeps_single_buffered_kernels_off_the_fp32_peak(scored):
+    # the A100-PCIe's tiled_2d_float4 (two rows) and warp_tiled, all single-buffered, measured 12.8-13.5
+    # TFLOPS: predicted at the FP32 pipe (18.4 TFLOPS, +37 to +44 %) while the replay let an FFMA issue every
+    # clock on a 16-lane scheduler, 15.4-15.5 TFLOPS (+14 to +20 %) with the pipe held two clocks (the rest
+    # is the 250 W board's clock, docs/model.md "The 16-lane FP32 pipe")
+    rows, _ = scored
+    pts = [r for r in rows if r.device == "a100-pcie" and r.kernel in ("tiled_2d_float4", "warp_tiled")]
+    assert len(pts) == 3
+    assert all(0 < r.error_pct < 25 for r in pts), [(r.kernel, r.error_pct) for r in pts]
+    assert all(r.predicted_gflops < 0.85 * 19_492 for r in pts)  # below 85 % of the A100's FP32 peak
