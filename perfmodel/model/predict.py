@@ -628,6 +628,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
     Figures.register_banks)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
+    pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
     out = np.full(len(configs), np.nan)
     for k in np.flatnonzero(i.has_program):
         li, lw, si, sw = smem_counts(configs[k])
@@ -635,8 +636,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
-                                         ldg_wavefronts=ldg_wavefronts(configs[k]),
-                                         ffma_pipe=fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched))
+                                         ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe)
     return out
 
 
@@ -654,6 +654,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
     or where the edge loop is not slower."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
+    pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
     out = np.zeros(len(configs))
     for k in np.flatnonzero(np.asarray(n_edge) > 0):
         edge, inner = builds[k].edge_program, builds[k].program
@@ -666,9 +667,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
-                                       ldg_wavefronts=ldg_wavefronts(cfg),
-                                       ffma_pipe=fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched))
-               for p in (edge, inner)]
+                                       ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 

@@ -110,10 +110,10 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             if blocked[w] or pc[w] >= end:
                 continue
             t = ready[w] if ready[w] > sched else sched
-            if cls[pc[w] % n] == "F" and fma_free > t:
+            i = pc[w] % n
+            if cls[i] == "F" and fma_free > t:
                 t = fma_free
             if r0 is not None:
-                i = pc[w] % n
                 if r0[i] and bank0 - BANK_SLACK > t:
                     t = bank0 - BANK_SLACK
                 if r1[i] and bank1 - BANK_SLACK > t:
