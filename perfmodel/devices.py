@@ -43,6 +43,11 @@ class Memory(_Strict):
     # load of 32 rows, one word each); None where nobody measured it for this generation: one line per
     # clock, i.e. one L1 wavefront per line, whatever the banks
     l1_lines_per_clock_per_sm: Optional[PositiveFloat] = None
+    # the L1 tag stage's lookups per clock as its designer describes it (up to four distinct 128-byte lines a
+    # clock for a warp's global load): the published ceiling that l1_lines_per_clock_per_sm measures the
+    # sustained share of. Used where no rate was measured (and by datasheet figures); None where nobody
+    # published it for this generation
+    l1_tag_lookups_per_clock: Optional[PositiveFloat] = None
     # the share of the contiguous-stream DRAM rate that the k-tile walk of a row-major A reaches from DRAM,
     # by the bytes one step reads of each row (bk x 4: every step a short segment of rows far apart),
     # measured by benchmarks/dram_walk.py; None where nobody measured it (every read at the stream rate)
@@ -186,7 +191,7 @@ class DeviceSpec(_Strict):
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
-                              "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm"),
+                              "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
                                "second_launch_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and

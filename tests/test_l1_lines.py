@@ -7,7 +7,8 @@ import math
 import pytest
 
 from perfmodel import KernelConfig, load_device
-from perfmodel.model.predict import Problem, _rows_banks_lines, predict_batch
+from perfmodel.devices import datasheet_only
+from perfmodel.model.predict import Problem, _rows_banks_lines, l1_line_rate, predict_batch
 from recorded import shape_run_errors
 
 SHAPE_RUN = "results/20261123-185325-h100-sxm-shapes-all"
@@ -39,10 +40,17 @@ def test_the_measured_line_rate_sets_the_cost_where_banks_do_not():
     assert _wavefronts(h100, "coalesced", 2049) == 2  # one A word, one B line, as before
 
 
-def test_without_a_measured_rate_every_line_costs_a_wavefront():
-    a100 = load_device("a100")
-    assert a100.memory.l1_lines_per_clock_per_sm is None
-    assert _wavefronts(a100, "naive", 2049) == _wavefronts(a100, "naive", 2048) == 33
+def test_without_a_measured_rate_the_published_tag_lookups_set_it():
+    """A100 (sm_80): no rate measured, the tag stage's published 4 lookups per clock; the H100 with datasheet
+    figures leaves its measured 3.2 out and takes the same 4; Pascal (no published figure) a line per clock."""
+    a100, h100 = load_device("a100"), load_device("h100-sxm")
+    assert a100.memory.l1_lines_per_clock_per_sm is None and a100.memory.l1_tag_lookups_per_clock == 4
+    assert l1_line_rate(a100) == 4 and l1_line_rate(datasheet_only(h100)) == 4 and l1_line_rate(h100) == pytest.approx(3.2)
+    assert _wavefronts(a100, "naive", 2049) == pytest.approx(33 / 4)
+    assert _wavefronts(a100, "naive", 2048) == 33  # banks, whatever the tag rate
+    pascal = load_device("gtx1060m")
+    assert l1_line_rate(pascal) == 1.0
+    assert _wavefronts(pascal, "naive", 2049) == _wavefronts(pascal, "naive", 2048) == 33
 
 
 def test_the_recorded_ragged_naive_points():
@@ -61,7 +69,7 @@ def test_only_lanes_and_warps_inside_the_problem_load():
     warps (one column each) have no column and skip the loop; coalesced at M = 1: one warp in 32 loads."""
     h100, a100 = load_device("h100-sxm"), load_device("a100")
     for dev in (h100, a100):
-        rate = dev.memory.l1_lines_per_clock_per_sm or 1.0
+        rate = l1_line_rate(dev)
         one = predict_batch(dev, [KernelConfig.make("naive")], Problem(1, 4096, 4096))
         assert one.resources.smem_wavefronts_block[0] == 32 * max(2.0, 2.0 / rate)
         half = predict_batch(dev, [KernelConfig.make("naive")], Problem(4096, 16, 4096))

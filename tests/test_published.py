@@ -16,9 +16,10 @@ FILE = ROOT / "published" / "sgemm.toml"
 # only the lanes inside the problem (the A100-PCIe's naive points at M = 1-8 turned from 51-79 % slow to
 # 80-186 % fast); 28.0 % with the A100's L2 latency of both partitions and its DRAM latency from a
 # published pointer chase (docs/model.md "Published measurements"); 25.5 % once an FFMA held the 16-lane
-# FP32 pipe of GA100 two clocks in the replay. The goal is 12 %. This guards against getting worse while
+# FP32 pipe of GA100 two clocks in the replay; 24.6 % with the L1 tag stage's published four lines a clock
+# where no rate was measured. The goal is 12 %. This guards against getting worse while
 # it is not met.
-MAPE_CEILING_PCT = 26.0
+MAPE_CEILING_PCT = 25.0
 
 
 def test_the_file_meets_its_inclusion_rule():
@@ -83,3 +84,14 @@ def test_ga100s_16_lane_pipe_keeps_single_buffered_kernels_off_the_fp32_peak(sco
     assert len(pts) == 3
     assert all(0 < r.error_pct < 25 for r in pts), [(r.kernel, r.error_pct) for r in pts]
     assert all(r.predicted_gflops < 0.85 * 19_492 for r in pts)  # below 85 % of the A100's FP32 peak
+
+
+def test_the_naive_kernel_at_k_4092_is_not_held_to_a_line_per_clock(scored):
+    # the A100 naive point at 4092^3 (each warp's A load: 32 lines in 8 banks, 4 words each) measured 876
+    # GFLOPS, three times the 291 at 4096 (32 words in one bank) on the A100-PCIe: at a line per clock it was
+    # predicted 294 (-66 %); at the tag stage's published 4 lines per clock +34 % (the H100 sustains 3.2)
+    rows, _ = scored
+    odd = [r for r in rows if r.kernel == "naive" and r.K == 4092]
+    even = [r for r in rows if r.kernel == "naive" and r.K == 4096 and r.M == 4096 and r.device == "a100-pcie"]
+    assert len(odd) == 1 and len(even) == 1
+    assert 0 < odd[0].error_pct < 40 and odd[0].predicted_gflops > 3 * even[0].predicted_gflops, odd[0]

@@ -564,15 +564,23 @@ def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
     return int(banks.max()), len({w // 32 for w in words})
 
 
+def l1_line_rate(device: DeviceSpec) -> float:
+    """Distinct 128-byte lines one SM's L1 looks up per clock for a warp's global load: the generation's
+    measured rate, else the tag stage's published lookups per clock, else one."""
+    m = device.memory
+    return m.l1_lines_per_clock_per_sm or m.l1_tag_lookups_per_clock or 1.0
+
+
 def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, M, N, K) -> ResourceStage:
     """The L1 cost of the smem-less kernels' global loads for this problem. A warp's load that hits in L1
     takes as many data wavefronts as the most words it reads from one bank, and the L1 looks up
     `memory.l1_lines_per_clock_per_sm` distinct lines per clock (measured per generation; where it was
-    not, one line per clock: a wavefront per line); its cost is the larger. naive_rows reads A down the warp's rows (K floats apart: gcd(K, 32) of 32 share a bank) and
+    not, the tag stage's published `memory.l1_tag_lookups_per_clock`; where neither, one line per clock:
+    a wavefront per line); its cost is the larger. naive_rows reads A down the warp's rows (K floats apart: gcd(K, 32) of 32 share a bank) and
     one B line; coalesced reads A from ceil(32 / bn) rows and one B line. Only rows and warps inside the
     problem count: a problem narrower than a block (M < bm or N < bn) leaves lanes and whole warps idle,
     and the idle ones skip the loop."""
-    rate = device.memory.l1_lines_per_clock_per_sm or 1.0
+    rate = l1_line_rate(device)
     n = len(configs)
     Ms, Ns, Ks = (np.broadcast_to(np.asarray(x), (n,)) for x in (M, N, K))
     w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)  # the smem-less kernels' are 0 (_structure)
