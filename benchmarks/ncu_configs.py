@@ -8,7 +8,10 @@
    lone block of few warps go (stall reasons per issued instruction)
    scalar: benchmarks/row_alignment.py's four configurations at M = N = 2048, K = 1024 (nothing ragged) with
    ragged = edge (the interior body, float4 loads) and inner (the same k-tiles, scalar loads): what scalar
-   global loads cost (stall reasons, L1 requests and sectors of the global loads)"""
+   global loads cost (stall reasons, L1 requests and sectors of the global loads)
+   capped: tiled_2d configurations of the accuracy set at the register cap (255), with and without spills, that
+   the model predicts 2-131 % fast at 4096^3 (model.md, "Where the model misses"): where their cycles go
+   (stall reasons, local-memory sectors and hits, instruction-fetch stalls)"""
 import sys
 
 from perfmodel import KernelConfig
@@ -24,8 +27,13 @@ CONFIGS = [
 TOP10 = [("double_buffer", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for bm, bn, bk, tm in (
     (128, 256, 16, 8), (128, 256, 16, 16), (256, 128, 16, 8), (256, 128, 16, 16), (128, 256, 8, 16),
     (64, 256, 16, 16), (128, 128, 16, 16), (256, 128, 8, 16), (128, 128, 8, 16), (64, 256, 8, 16))]
+CAPPED = [("tiled_2d", dict(bk=bk, bm=bm, bn=bn, tm=tm, tn=tn)) for bk, bm, bn, tm, tn in (
+    (32, 128, 32, 4, 16), (16, 256, 32, 4, 16), (64, 128, 64, 8, 8), (32, 128, 128, 8, 8),
+    (64, 32, 32, 16, 2), (64, 128, 32, 8, 16), (64, 128, 16, 8, 8), (32, 16, 64, 8, 4))]
 if sys.argv[1:] == ["top10"]:
     CONFIGS = TOP10
+if sys.argv[1:] == ["capped"]:
+    CONFIGS = CAPPED
 FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
        ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
