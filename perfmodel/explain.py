@@ -35,6 +35,11 @@ def render(p: Prediction) -> str:
     if p.dram_rate < 0.95:
         L.append(f"  (dram at {p.dram_rate:.0%} of the stream rate: A's reads come as a walk of {p.dram_segment_bytes:.0f}-byte row segments, "
                  f"which DRAM serves below it; memory.dram_row_segment_efficiency)")
+    if p.l1_lines_per_warp_step is not None:
+        lines, banks, rate = p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate
+        L.append(f"  (L1, per warp and k step: {lines:.0f} distinct lines at {rate:.1f} a clock [{p.l1_line_rate_source}] "
+                 f"= {lines / rate:.1f} cycles, {banks:.0f} data wavefronts from the banks: the larger, "
+                 f"{max(banks, lines / rate):.1f}, is what smem counts)")
     L.append("Little's law (per SM: in flight needed = latency x throughput vs available)")
     L.append(f"  {'level':6} {'latency':>8} {'needed':>10} {'available':>10} {'unit':>10} {'fraction':>9}")
     for row in p.littles_law:

@@ -85,3 +85,23 @@ def test_the_recorded_skinny_naive_points():
     errs = shape_run_errors(SHAPE_RUN, ("skinny_m", "skinny_n"), lambda r, p: r["kernel"] == "naive")
     got = {k[0]: e for k, e in errs.items() if k[0] in ("skinny-m-1x4096x4096", "skinny-n-4096x16x4096")}
     assert len(got) == 2 and all(abs(e) < 25 for e in got.values()), got
+
+
+def test_predict_says_what_the_l1_counts_and_where_its_line_rate_comes_from():
+    """The prediction carries the L1 cost of a smem-less kernel's warp load per k step (lines, bank wavefronts,
+    the line rate and its source) and predict's text shows it; tiled kernels carry none."""
+    from perfmodel.explain import render
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import predict
+
+    a100, h100 = load_device("a100"), load_device("h100-sxm")
+    p = predict(Figures(a100), KernelConfig.make("naive"), 4092, 4092, 4092, registers=32)
+    # K = 4092: gcd(4092, 32) = 4 words of A in one bank (+1 for B), 32 A lines + 1 B line at 4 a clock
+    assert (p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate) == (33, 5, 4)
+    assert "published" in p.l1_line_rate_source
+    assert "33 distinct lines at 4.0 a clock" in render(p) and "8.2, is what smem counts" in render(p)
+    q = predict(Figures(h100), KernelConfig.make("naive"), 2048, 2048, 2048, registers=32)
+    assert q.l1_bank_wavefronts_per_warp_step == 33 and q.l1_line_rate == pytest.approx(3.2)
+    assert "measured" in q.l1_line_rate_source
+    t = predict(Figures(a100), KernelConfig.make("tiled_2d"), 4096, 4096, 4096, registers=128)
+    assert t.l1_lines_per_warp_step is None and "L1, per warp" not in render(t)

@@ -571,6 +571,30 @@ def l1_line_rate(device: DeviceSpec) -> float:
     return m.l1_lines_per_clock_per_sm or m.l1_tag_lookups_per_clock or 1.0
 
 
+def l1_line_rate_source(device: DeviceSpec) -> str:
+    """Where l1_line_rate comes from, in words."""
+    m = device.memory
+    if m.l1_lines_per_clock_per_sm:
+        return "measured on this SM generation"
+    if m.l1_tag_lookups_per_clock:
+        return "the L1 tag stage's published lookups per clock"
+    return "one line per clock: no rate measured or published for this generation"
+
+
+def warp_load_rows(c: KernelConfig, M: int, N: int) -> tuple[int, float]:
+    """The smem-less kernels' warp loads inside an M x N problem: the rows of A one warp's load reads (a
+    naive_rows warp: up to 32 consecutive rows of one column; coalesced: ceil(32 / bn) rows of bn columns)
+    and the share of a block's warps that load (lanes and warps outside the problem skip the loop)."""
+    m_in, n_in = min(c.bm, int(M)), min(c.bn, int(N))
+    if c.spec.mapping == "naive_rows":  # a warp: 32 consecutive rows of one column
+        return min(32, m_in), float(np.ceil(m_in / 32) / np.ceil(c.bm / 32) * n_in / c.bn)
+    # a warp: 32 consecutive columns of one row, or 32 / bn rows of bn columns
+    rows = min(int(np.ceil(32 / c.bn)), m_in)
+    active = (m_in / c.bm * np.ceil(n_in / 32) / (c.bn / 32) if c.bn >= 32
+              else np.ceil(m_in * c.bn / 32) / (c.bm * c.bn / 32))
+    return rows, float(active)
+
+
 def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, M, N, K) -> ResourceStage:
     """The L1 cost of the smem-less kernels' global loads for this problem. A warp's load that hits in L1
     takes as many data wavefronts as the most words it reads from one bank, and the L1 looks up
@@ -587,14 +611,7 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
     for j, c in enumerate(configs):
         if c.spec.uses_smem:
             continue
-        m_in, n_in = min(c.bm, int(Ms[j])), min(c.bn, int(Ns[j]))
-        if c.spec.mapping == "naive_rows":  # a warp: 32 consecutive rows of one column
-            rows = min(32, m_in)
-            active = np.ceil(m_in / 32) / np.ceil(c.bm / 32) * n_in / c.bn
-        else:  # a warp: 32 consecutive columns of one row, or 32 / bn rows of bn columns
-            rows = min(int(np.ceil(32 / c.bn)), m_in)
-            active = (m_in / c.bm * np.ceil(n_in / 32) / (c.bn / 32) if c.bn >= 32
-                      else np.ceil(m_in * c.bn / 32) / (c.bm * c.bn / 32))
+        rows, active = warp_load_rows(c, int(Ms[j]), int(Ns[j]))
         banks, lines = _rows_banks_lines(rows, int(Ks[j]))
         w[j] = (c.threads / 32) * active * max(banks + 1.0, (lines + 1.0) / rate)  # + the B line: one wavefront
     return replace(r, smem_wavefronts_block=w)
@@ -794,6 +811,12 @@ class Prediction(_M):
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
+    # the smem-less kernels' L1 cost per warp and k step (l1_lines_stage): distinct 128-byte lines (A's rows and
+    # the B line), the most words of A in one bank (+1 for B), the lines the L1 looks up per clock and whence
+    l1_lines_per_warp_step: Optional[float] = None
+    l1_bank_wavefronts_per_warp_step: Optional[float] = None
+    l1_line_rate: Optional[float] = None
+    l1_line_rate_source: Optional[str] = None
     time_s: float
     gflops: float
     pct_of_peak: float
@@ -910,8 +933,19 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
+        **_l1_fields(device, config, _dim(bt, k, 0), _dim(bt, k, 1), _dim(bt, k, 2)),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
+
+
+def _l1_fields(device: DeviceSpec, c: KernelConfig, M: int, N: int, K: int) -> dict:
+    """Prediction's l1_* fields for a smem-less kernel (empty for the others)."""
+    if c.spec.uses_smem:
+        return {}
+    rows, _ = warp_load_rows(c, M, N)
+    banks, lines = _rows_banks_lines(rows, K)
+    return dict(l1_lines_per_warp_step=float(lines + 1), l1_bank_wavefronts_per_warp_step=float(banks + 1),
+                l1_line_rate=l1_line_rate(device), l1_line_rate_source=l1_line_rate_source(device))
 
 
 def _dim(bt: PredictionBatch, k: int, axis: int) -> int:
