@@ -11,7 +11,9 @@
    global loads cost (stall reasons, L1 requests and sectors of the global loads)
    capped: tiled_2d configurations of the accuracy set at the register cap (255), with and without spills, that
    the model predicts 2-131 % fast at 4096^3 (model.md, "Where the model misses"): where their cycles go
-   (stall reasons, local-memory sectors and hits, instruction-fetch stalls)"""
+   (stall reasons, local-memory sectors and hits, instruction-fetch stalls)
+   smallbk: the same double_buffer and tiled_2d_float4 tiles at bk = 4, 8 and 16 (the model predicts bk = 4
+   configurations 7-16 % fast over the recorded runs): DRAM and L2 bytes and stall reasons per k-tile depth"""
 import sys
 
 from perfmodel import KernelConfig
@@ -34,6 +36,10 @@ if sys.argv[1:] == ["top10"]:
     CONFIGS = TOP10
 if sys.argv[1:] == ["capped"]:
     CONFIGS = CAPPED
+SMALLBK = [(k, dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for k, bm, bn, tm in (
+    ("double_buffer", 128, 32, 16), ("double_buffer", 128, 64, 16), ("tiled_2d_float4", 128, 32, 16)) for bk in (4, 8, 16)]
+if sys.argv[1:] == ["smallbk"]:
+    CONFIGS = SMALLBK
 FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
        ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
