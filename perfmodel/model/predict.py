@@ -99,6 +99,10 @@ class ResourceStage:
     wavefronts_per_lds: np.ndarray
     c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores)
     splits: np.ndarray  # slices of K asked for (split_k; 1 for the others)
+    # the smem-less kernels' warp loads per k step (l1_lines_stage; NaN for the others): distinct 128-byte
+    # lines (A's rows and the B line) and the most words of A in one bank (+1 for the B line)
+    l1_lines: Optional[np.ndarray] = None
+    l1_bank_wavefronts: Optional[np.ndarray] = None
 
 
 def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFacts]) -> ResourceStage:
@@ -564,21 +568,20 @@ def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
     return int(banks.max()), len({w // 32 for w in words})
 
 
-def l1_line_rate(device: DeviceSpec) -> float:
-    """Distinct 128-byte lines one SM's L1 looks up per clock for a warp's global load: the generation's
-    measured rate, else the tag stage's published lookups per clock, else one."""
-    m = device.memory
-    return m.l1_lines_per_clock_per_sm or m.l1_tag_lookups_per_clock or 1.0
-
-
-def l1_line_rate_source(device: DeviceSpec) -> str:
-    """Where l1_line_rate comes from, in words."""
+def l1_line_rate_and_source(device: DeviceSpec) -> tuple[float, str]:
+    """Distinct 128-byte lines one SM's L1 looks up per clock for a warp's global load, and whence: the
+    generation's measured rate, else the tag stage's published lookups per clock, else one."""
     m = device.memory
     if m.l1_lines_per_clock_per_sm:
-        return "measured on this SM generation"
+        return m.l1_lines_per_clock_per_sm, "measured on this SM generation"
     if m.l1_tag_lookups_per_clock:
-        return "the L1 tag stage's published lookups per clock"
-    return "one line per clock: no rate measured or published for this generation"
+        return m.l1_tag_lookups_per_clock, "the L1 tag stage's published lookups per clock"
+    return 1.0, "one line per clock: no rate measured or published for this generation"
+
+
+def l1_line_rate(device: DeviceSpec) -> float:
+    """l1_line_rate_and_source's rate."""
+    return l1_line_rate_and_source(device)[0]
 
 
 def warp_load_rows(c: KernelConfig, M: int, N: int) -> tuple[int, float]:
@@ -608,13 +611,15 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
     n = len(configs)
     Ms, Ns, Ks = (np.broadcast_to(np.asarray(x), (n,)) for x in (M, N, K))
     w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)  # the smem-less kernels' are 0 (_structure)
+    all_lines, all_banks = np.full(n, np.nan), np.full(n, np.nan)
     for j, c in enumerate(configs):
         if c.spec.uses_smem:
             continue
         rows, active = warp_load_rows(c, int(Ms[j]), int(Ns[j]))
         banks, lines = _rows_banks_lines(rows, int(Ks[j]))
-        w[j] = (c.threads / 32) * active * max(banks + 1.0, (lines + 1.0) / rate)  # + the B line: one wavefront
-    return replace(r, smem_wavefronts_block=w)
+        all_lines[j], all_banks[j] = lines + 1.0, banks + 1.0  # + the B line: one wavefront
+        w[j] = (c.threads / 32) * active * max(all_banks[j], all_lines[j] / rate)
+    return replace(r, smem_wavefronts_block=w, l1_lines=all_lines, l1_bank_wavefronts=all_banks)
 
 
 def launch_overhead_s(device: DeviceSpec) -> float:
@@ -933,19 +938,18 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
-        **_l1_fields(device, config, _dim(bt, k, 0), _dim(bt, k, 1), _dim(bt, k, 2)),
+        **_l1_fields(device, r, k),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
 
 
-def _l1_fields(device: DeviceSpec, c: KernelConfig, M: int, N: int, K: int) -> dict:
-    """Prediction's l1_* fields for a smem-less kernel (empty for the others)."""
-    if c.spec.uses_smem:
+def _l1_fields(device: DeviceSpec, r: ResourceStage, k: int) -> dict:
+    """Prediction's l1_* fields for a smem-less kernel, from l1_lines_stage (empty for the others)."""
+    if r.l1_lines is None or np.isnan(r.l1_lines[k]):
         return {}
-    rows, _ = warp_load_rows(c, M, N)
-    banks, lines = _rows_banks_lines(rows, K)
-    return dict(l1_lines_per_warp_step=float(lines + 1), l1_bank_wavefronts_per_warp_step=float(banks + 1),
-                l1_line_rate=l1_line_rate(device), l1_line_rate_source=l1_line_rate_source(device))
+    rate, source = l1_line_rate_and_source(device)
+    return dict(l1_lines_per_warp_step=float(r.l1_lines[k]), l1_bank_wavefronts_per_warp_step=float(r.l1_bank_wavefronts[k]),
+                l1_line_rate=rate, l1_line_rate_source=source)
 
 
 def _dim(bt: PredictionBatch, k: int, axis: int) -> int:
