@@ -112,8 +112,9 @@ def _check(a) -> None:
                         "--shapes, --json and --csv")
     if a.cmd == "sweep" and a.measure_overlap and (a.json or a.csv):
         raise UserError("--measure-overlap prints its measurements; --json and --csv cannot apply")
-    if a.cmd == "accuracy" and a.model_spread and (a.published is not None or a.intervals):
-        raise UserError("--model-spread writes the residuals of recorded runs with measured figures; it excludes --published and --intervals")
+    if a.cmd == "accuracy" and a.model_spread and a.intervals:
+        raise UserError("--model-spread writes the residuals of recorded runs with measured figures (or of the published "
+                        "points with --published); it excludes --intervals")
     if a.cmd == "sweep":
         a.sample = 20 if a.sample is None else a.sample
         a.seed = 0 if a.seed is None else a.seed
@@ -338,7 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
                          "measured, generation and datasheet figures, and the published points")
     ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
-                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists)")
+                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists); "
+                    "with --published, the published points' residual quantiles, every bound pooled "
+                    "(perfmodel/model/transfer_spread.toml is written so)")
     return ap
 
 

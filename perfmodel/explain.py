@@ -104,6 +104,8 @@ PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration
               "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
               "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share", "l1": "not measured: the L1 line rate",
               "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate"}
+MODEL_SPREAD = {"recorded": "recorded residuals for this bound",
+                "transfer": "published measurements of GPUs whose generation nobody calibrated"}
 INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
                "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself",
                "registers": "registers per thread", "reuse": "DRAM traffic"}
@@ -117,6 +119,6 @@ def render_interval(p: Prediction) -> list[str]:
     if iv.parts:
         L.append("  90 % range from each source alone (the others at their figures):")
         for k, (lo, hi) in sorted(iv.parts.items(), key=lambda kv: kv[1][0] - kv[1][1]):
-            src = "recorded residuals for this bound" if k == "model" else PROVENANCE.get(iv.inputs.get(k, ""), iv.inputs.get(k, ""))
+            src = MODEL_SPREAD.get(iv.inputs.get("model", "recorded")) if k == "model" else PROVENANCE.get(iv.inputs.get(k, ""), iv.inputs.get(k, ""))
             L.append(f"    {INPUT_NAMES.get(k, k):24} {100 * lo:+6.1f} % to {100 * hi:+6.1f} %   [{src}]")
     return L

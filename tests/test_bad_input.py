@@ -126,7 +126,8 @@ CASES = [
     ("accuracy", ["accuracy", "--intervals", "--published"], "takes no --published or --figures"),
     ("accuracy", ["accuracy", "--intervals", "--figures", "datasheet"], "takes no --published or --figures"),
     ("accuracy", ["accuracy", "--model-spread", "{file}"], "writes a new file only"),
-    ("accuracy", ["accuracy", "--model-spread", "{tmp}/s.toml", "--published"], "excludes --published"),
+    ("accuracy", ["accuracy", "--model-spread", "{tmp}/s.toml", "--intervals"], "excludes --intervals"),
+    ("accuracy", ["accuracy", "--published", "--model-spread", "{file}"], "writes a new file only"),
     ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--figures", "datasheet"], "takes --figures measured"),
 ]
 

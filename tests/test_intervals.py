@@ -37,7 +37,7 @@ def test_draws_at_the_figures_give_the_point_prediction(figures, shape):
 def test_provenance_follows_the_figures():
     cal = U.provenance(Figures.load("h100-sxm", CAL), clock_given=False)
     assert cal == dict(clock="calibration", ffma="calibration", smem="calibration", l2="calibration", dram="calibration",
-                       latency="calibration", port="calibration", reuse="model")
+                       latency="calibration", port="calibration", reuse="model", model="recorded")
     gen = U.provenance(Figures.load("h200"), clock_given=True)
     # the H200's SM figures are its generation's; its L2 bandwidth is the H100's figure used as a proxy
     assert gen["clock"] == "given" and gen["ffma"] == gen["port"] == "generation" and gen["l2"] == "proxy"
@@ -178,3 +178,37 @@ def test_the_register_ratios_are_the_recorded_ones():
     assert own == set(U.REGISTER_RATIO_LEVELS) - {"all"}
     for k in own:
         assert np.allclose(np.quantile(ratios[k], levels), U.REGISTER_RATIO_LEVELS[k], atol=0.005), k
+
+
+def test_a_generation_nobody_calibrated_takes_the_published_points_residual():
+    """Datasheet figures of a GPU whose SM generation has no calibration draw the model's residual from the
+    published points (transfer_spread.toml); the H100 with datasheet figures (its generation is calibrated)
+    and the H200 (its generation's figures) keep the recorded one."""
+    assert U.provenance(Figures.load("a100", figures="datasheet"), clock_given=False)["model"] == "transfer"
+    assert U.provenance(Figures.load("rtx2070s"), clock_given=False)["model"] == "transfer"
+    assert U.provenance(Figures.load("h100-sxm", figures="datasheet"), clock_given=False)["model"] == "recorded"
+    assert U.provenance(Figures.load("h200"), clock_given=False)["model"] == "recorded"
+    fig = Figures.load("a100", figures="datasheet")
+    cfg = KernelConfig.make("tiled_2d_float4")
+    p = predict(fig, cfg, 4096, width_parts=True)
+    # the published points' residuals: the model is mostly optimistic there, so the interval reaches far below
+    lo, hi = p.interval.parts["model"]
+    assert lo < -0.25 and hi < 0.25 and lo < 2 * p.interval.parts["ffma"][0]
+    # an override (how the published points are scored, one source left out) replaces the file's table
+    flat = U.transfer_table([1.0] * 10, "no residual")
+    with U.transfer_override(flat):
+        q = predict(fig, cfg, 4096, width_parts=True)
+    assert q.gflops == p.gflops and q.interval.parts["model"] == (0.0, 0.0)
+    assert predict(fig, cfg, 4096).interval == p.interval.model_copy(update={"parts": None})
+
+
+def test_the_shipped_transfer_spread_is_what_the_published_points_give():
+    """transfer_spread.toml is written by `perfmodel accuracy --published --model-spread FILE`; predicting the
+    published points today gives the same quantiles (a model change that moves them must rewrite the file)."""
+    from perfmodel import published
+
+    shipped = tomllib.loads(U.TRANSFER_FILE.read_text())
+    rows, _ = published.score()
+    now = U.transfer_table([r.predicted_gflops / r.measured_gflops for r in rows], "")
+    assert shipped["points"] == now["points"] == len(rows) and shipped["levels"] == now["levels"]
+    assert np.allclose(shipped["quantiles"], now["quantiles"], atol=2e-5)

@@ -13,6 +13,7 @@ from ..accuracy import accuracy_set, as_json, score, spread_of
 from ..analysis import load_run, run_device
 from ..measure.records import run_record
 from ..model.figures import Figures
+from ..model.uncertainty import transfer_table
 from ..errors import UserError
 
 
@@ -102,7 +103,10 @@ def _write_spread(a, scores, overall) -> int:
 
 
 def _published(a) -> int:
-    """`perfmodel accuracy --published [FILE]`: every published point predicted and scored."""
+    """`perfmodel accuracy --published [FILE]`: every published point predicted and scored; with
+    --model-spread FILE, their residual quantiles written to FILE (a new file) instead."""
+    if a.model_spread and Path(a.model_spread).exists():
+        raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
     t0 = time.perf_counter()
 
     def progress(j, n):
@@ -112,6 +116,15 @@ def _published(a) -> int:
 
     rows, summ = published.score(a.published or None, figures="auto" if a.figures == "generation" else a.figures,
                                  progress=progress)
+    if a.model_spread:
+        path = a.published or "published/sgemm.toml"
+        table = transfer_table([r.predicted_gflops / r.measured_gflops for r in rows],
+                               f"perfmodel accuracy --published --model-spread: ln(predicted / measured GFLOPS) over the "
+                               f"{len(rows)} points of {len({r.source for r in rows})} sources in {path}, "
+                               f"{rows[0].figures if rows else a.figures} figures, every bound pooled")
+        Path(a.model_spread).write_text(tomli_w.dumps(table))
+        print(f"wrote {a.model_spread}: {len(rows)} published points")
+        return 0
     if a.json:
         print(json.dumps(published.as_json(rows, summ), indent=1))
         return 0

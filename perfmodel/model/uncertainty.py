@@ -17,6 +17,13 @@ Two kinds of uncertainty enter (docs/model.md, "Intervals"):
   accuracy set, the shape runs without the corpus hold-out, the H200 runs; each device's reference
   calibration, else the run's own), per bound, written by `perfmodel accuracy RUN ... --model-spread
   FILE`; a bound with fewer than `MIN_POINTS` recorded points uses all points'.
+- **the model on a generation nobody calibrated**: a GPU whose SM generation has no calibration is
+  predicted from datasheet figures, and the recorded runs (all of calibrated generations) do not say how
+  far the model is off there. Its residual is drawn instead from `transfer_spread.toml`: the distribution
+  of ln(predicted / measured) over the published measurements of such GPUs (published/sgemm.toml, every
+  bound pooled), written by `perfmodel accuracy --published --model-spread FILE`. `perfmodel accuracy
+  --published` scores each source's intervals with the spread of the other sources' points only
+  (`transfer_override`), so the check is of points the spread did not see.
 
 Draws are a fixed pseudo-random sample (`DRAWS`, seed `SEED`), so the same prediction always gets the
 same interval. Without its draw axis everything is the point prediction: at every input's nominal
@@ -39,6 +46,8 @@ DRAWS = 512
 SEED = 20261124
 MIN_POINTS = 30  # recorded points a bound needs for its own model spread
 SPREAD_FILE = Path(__file__).with_name("model_spread.toml")
+TRANSFER_FILE = Path(__file__).with_name("transfer_spread.toml")
+_transfer_override: list = []  # a stack of transfer tables that replace TRANSFER_FILE's (transfer_override)
 LEVELS = (0.05, 0.25, 0.75, 0.95)  # the 90 % and 50 % intervals' ends
 OVERLAP = 0.05  # a configuration faster than another in at least this share of the draws overlaps it (sweep, choose)
 
@@ -149,6 +158,7 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
     out["port"] = ("l1" if not fig.calibrated else "generation" if fig.generation else "calibration") \
         if fig.l2_port_bytes_per_clock else "unmeasured"
     out["reuse"] = "model"
+    out["model"] = "transfer" if uses_transfer(fig) else "recorded"  # where the model's own residual comes from
     return out
 
 
@@ -218,6 +228,52 @@ def model_spread(path: Path = SPREAD_FILE) -> Optional[dict]:
         return tomllib.load(f)
 
 
+@lru_cache(maxsize=4)
+def transfer_spread(path: Path = TRANSFER_FILE) -> Optional[dict]:
+    """The residual quantiles of the published points: {'levels', 'quantiles', 'points', 'source'}; None where
+    the file is absent (the recorded spread is used then)."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def transfer_table(ratios: Sequence[float], source: str) -> dict:
+    """transfer_spread.toml's content: the quantiles of ln(predicted / measured GFLOPS) of published points."""
+    levels = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]
+    lr = np.log(np.asarray(ratios, dtype=float))
+    return dict(schema_version=1, source=source, points=int(len(lr)), levels=levels,
+                quantiles=[round(float(v), 5) for v in np.quantile(lr, levels)])
+
+
+class transfer_override:
+    """Within `with transfer_override(table):` the transfer spread is `table` (transfer_table's content)
+    instead of TRANSFER_FILE's: how the published points are scored on the other sources' residuals."""
+
+    def __init__(self, table: dict):
+        self.table = table
+
+    def __enter__(self):
+        _transfer_override.append(self.table)
+        return self
+
+    def __exit__(self, *exc):
+        _transfer_override.pop()
+        return False
+
+
+def _transfer() -> Optional[dict]:
+    return _transfer_override[-1] if _transfer_override else transfer_spread()
+
+
+def uses_transfer(fig) -> bool:
+    """Whether a prediction with these Figures takes the model's residual from the published points: datasheet
+    figures of a GPU whose SM generation nobody calibrated (and a transfer spread to take it from)."""
+    from ..devices import generation_measured
+
+    return fig.kind == "datasheet" and generation_measured(fig.device) is None and _transfer() is not None
+
+
 def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str) -> dict:
     """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS."""
     levels = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]
@@ -230,8 +286,12 @@ def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str) ->
                 by_bound={b: [round(float(v), 5) for v in np.quantile(x, levels)] for b, x in by.items()})
 
 
-def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray) -> np.ndarray:
-    """ln(predicted / measured) at probability u (D, n) for each config's bound."""
+def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: bool = False) -> np.ndarray:
+    """ln(predicted / measured) at probability u (D, n) for each config's bound; transfer: from the published
+    points' spread (uses_transfer), every bound alike."""
+    if transfer:
+        tr = _transfer()
+        return np.interp(u, np.asarray(tr["levels"], dtype=float), np.asarray(tr["quantiles"], dtype=float))
     sp = model_spread()
     if sp is None:
         return np.zeros_like(u)
@@ -295,7 +355,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
               for v in _register_variants(bt, idx)]
         return np.stack(vs)[level, np.arange(draws)]
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
-    resid = _residual_quantiles(names, _residual_levels(bt, idx, draws)) if only in (None, "model") else np.zeros((draws, n))
+    resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), transfer=prov["model"] == "transfer")
+             if only in (None, "model") else np.zeros((draws, n)))
     ck, rf, rs, rl, rd, lm, rp, ru = (mult[k] for k in INPUTS)
     # the L2's reuse: DRAM bytes between the compulsory (A, B and C once) and the model's estimate
     M, N, K = (np.broadcast_to(np.asarray(d, dtype=float), (n_all,))[idx] for d in bt.dims)
