@@ -64,13 +64,18 @@ def _per_flop(bt: PredictionBatch, i: int) -> tuple[float, float]:
     return float(cyc.max()) / flops_tile, eff
 
 
-def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int) -> str:
+def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int,
+                 gflops_r: Optional[float] = None, gflops_p: Optional[float] = None) -> str:
     """One line: where a configuration's time goes beyond the pick's (fixed costs, waves, or the k-tile
-    loop's cycles per flop and what bounds them)."""
+    loop's cycles per flop and what bounds them). gflops_r, gflops_p: the GFLOPS the ranking shows for the
+    two (a configuration not re-predicted from its binary carries its kernel's closed-form scale, which its
+    batch row does not); default their batch rows'."""
     b_r, b_p = T.BOUNDS[int(bt_r.bound[i])], T.BOUNDS[int(bt_p.bound[p])]
     if int(bt_r.occupancy.blocks_per_sm[i]) == 0:
         return "no block fits on an SM"
-    below = f"{100 * (1 - float(bt_r.gflops[i]) / max(float(bt_p.gflops[p]), 1e-9)):.1f} % below the pick"
+    g_r = float(bt_r.gflops[i]) if gflops_r is None else gflops_r
+    g_p = float(bt_p.gflops[p]) if gflops_p is None else gflops_p
+    below = f"{100 * (1 - g_r / max(g_p, 1e-9)):.1f} % below the pick"
     if b_r == "fixed":
         return f"{below}: fixed costs (its first loads, the launch, padding of partial tiles) dominate"
     pf_r, eff_r = _per_flop(bt_r, i)
@@ -109,7 +114,8 @@ def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = 20,
         return Candidate(config=rk.configs[i], rank=rank_of[i], gflops=float(rk.gflops[i]),
                          q05_gflops=float(iv["q05"][j]), q25_gflops=float(iv["q25"][j]), q75_gflops=float(iv["q75"][j]),
                          q95_gflops=float(iv["q95"][j]), bound=T.BOUNDS[int(bt.bound[k])],
-                         p_beats_pick=float(iv["p_beats_first"][j]), why="" if i == first else why_it_loses(bt, k, bp, kp),
+                         p_beats_pick=float(iv["p_beats_first"][j]),
+                         why="" if i == first else why_it_loses(bt, k, bp, kp, float(rk.gflops[i]), float(rk.gflops[first])),
                          from_binary=i in rk.refined)
 
     M, N, K = problem.M, problem.N, problem.K

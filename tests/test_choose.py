@@ -43,3 +43,19 @@ def test_choose_command_prints_the_pick_and_json(capsys):
     d = json.loads(capsys.readouterr().out)
     assert len(d["runners"]) == 2 and d["pick"]["config"]["kernel"] in kernel_ids()
     assert d["pick"]["q05_gflops"] < d["pick"]["q95_gflops"]
+
+
+def test_why_it_loses_says_how_far_below_the_pick_it_is_shown():
+    """With configurations re-predicted from their binaries the others carry their kernel's closed-form
+    scale; the percentage in each line is of the GFLOPS the line shows, against the pick's."""
+    import pytest
+    from perfmodel import facts
+
+    if not facts.can_compile("9.0"):
+        pytest.skip("no compiler for sm_90 here")
+    fig = Figures.load("h100-sxm", figures="datasheet")
+    ch, rk = choose(fig, Problem(1, 4096, 4096), runners=3, sass_top=4)
+    assert rk.refined
+    for c in ch.runners + ch.best_per_kernel:
+        pct = float(c.why.split(" % below the pick")[0])
+        assert pct == round(100 * (1 - c.gflops / ch.pick.gflops), 1), c.why
