@@ -38,6 +38,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..devices import generation_measured
 from ..facts import BuildFacts
 from . import terms as T
 from .occupancy import register_cap
@@ -269,8 +270,6 @@ def _transfer() -> Optional[dict]:
 def uses_transfer(fig) -> bool:
     """Whether a prediction with these Figures takes the model's residual from the published points: datasheet
     figures of a GPU whose SM generation nobody calibrated (and a transfer spread to take it from)."""
-    from ..devices import generation_measured
-
     return fig.kind == "datasheet" and generation_measured(fig.device) is None and _transfer() is not None
 
 
