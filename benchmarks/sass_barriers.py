@@ -3,7 +3,7 @@ and the control codes' scoreboard barriers, beside what the H100 measured (CPU; 
 
   python3 benchmarks/sass_barriers.py [MEASURED.json] [--latency 697] [--l1 33]
 
-Each instruction of the loop (the backward branch with the most global loads) waits until every
+Each instruction of the loop (the backward branch with the most FFMAs, measure.sass.loop_lines) waits until every
 scoreboard barrier in its control code's wait mask has cleared, then holds the warp its stall count
 (one clock at least). A global load sets its write barrier until it returns: B's loads (a base register
 without immediate offsets, a new row every k step) after --latency cycles (the DRAM latency calibrate
@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from perfmodel.measure.sass import find_nvdisasm
+from perfmodel.measure.sass import find_nvdisasm, loop_lines
 from perfmodel.measure.toolchain import find_nvcc
 
 INS = re.compile(r"^\s*/\*([0-9a-f]{4})\*/\s+(.*?);\s*/\*\s*0x[0-9a-f]{16}\s*\*/")
@@ -36,31 +36,16 @@ def functions(text: str):
     return [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
 
 
-def instructions(body: str):
-    """(text, control fields) per instruction, and the labels' instruction indices."""
-    lines, out, labels = body.splitlines(), [], {}
-    for i, ln in enumerate(lines):
-        m = re.match(r"^\s*(\.L_x_\d+):", ln)
-        if m:
-            labels[m.group(1)] = len(out)
+def control_fields(body: list[str]):
+    """(text, control fields) per instruction of a loop's `nvdisasm -hex` lines (sass.loop_lines)."""
+    out = []
+    for i, ln in enumerate(body):
         m = INS.match(ln)
-        if m and i + 1 < len(lines) and HEX.match(lines[i + 1]):
-            hi = int(HEX.match(lines[i + 1]).group(1), 16)
+        if m and i + 1 < len(body) and HEX.match(body[i + 1]):
+            hi = int(HEX.match(body[i + 1]).group(1), 16)
             out.append((m.group(2).strip(), dict(stall=(hi >> 41) & 0xF, wb=(hi >> 46) & 7, rb=(hi >> 49) & 7,
                                                  wait=(hi >> 52) & 0x3F)))
-    return out, labels
-
-
-def main_loop(ins, labels):
-    best = None
-    for i, (s, _) in enumerate(ins):
-        m = re.search(r"BRA `\((\.L_x_\d+)\)", s)
-        if m and labels.get(m.group(1), 1 << 30) < i:
-            body = ins[labels[m.group(1)]:i + 1]
-            n = sum("LDG" in x for x, _ in body)
-            if best is None or n > best[0]:
-                best = (n, body)
-    return None if best is None else best[1]
+    return out
 
 
 def _regs(s: str) -> tuple[list[str], list[str]]:
@@ -121,7 +106,7 @@ def main() -> int:
     rows = []
     for name, body in functions(text):
         u = int(re.search(r"ILi(\d+)E", name).group(1))
-        loop = main_loop(*instructions(body))
+        loop = control_fields(loop_lines(body))
         k = sum("FFMA" in s for s, _ in loop)
         rows.append((u, k, len(loop), sum("LDG" in s for s, _ in loop), replay(loop, a.latency, a.l1) / k,
                      replay(loop, a.latency, a.l1, barriers=False) / k))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perfmodel.measure.calibrate import microbench_module
 from perfmodel.measure.gpu import Gpu
 
 ROUNDS = 3
@@ -22,9 +23,7 @@ ROUNDS = 3
 def main(out_path: str) -> int:
     gpu = Gpu()
     drv = gpu.drv
-    src = (Path(__file__).resolve().parent.parent / "perfmodel" / "measure" / "microbench.cu").read_text()
-    cubin = gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True)
-    mod = drv.module_from_buffer(cubin)
+    cubin, mod = microbench_module(gpu)
     sms = gpu.sm_count
     region = 32 << 20
     buf = drv.mem_alloc(region)

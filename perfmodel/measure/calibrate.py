@@ -30,11 +30,16 @@ def _chase_ring(n_elems: int, stride_elems: int, rng) -> np.ndarray:
 ROUNDS = 3
 
 
+def microbench_module(gpu):
+    """calibrate's microbenchmarks (microbench.cu) built for this GPU: (cubin, loaded module)."""
+    src = Path(__file__).with_name("microbench.cu").read_text()
+    cubin = gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True)
+    return cubin, gpu.drv.module_from_buffer(cubin)
+
+
 def run_microbenchmarks(gpu, log=print) -> dict:
     drv = gpu.drv
-    src = (Path(__file__).with_name("microbench.cu")).read_text()
-    cubin = gpu.compiler.compile(src, options=["-O3"], arch=gpu.arch, no_extern_c=True)
-    mod = drv.module_from_buffer(cubin)
+    cubin, mod = microbench_module(gpu)
 
     def fitting(name, counts=(1, 2, 4, 6, 8)):
         """The blocks-per-SM counts (128 threads each) whose blocks all stay resident: a count above

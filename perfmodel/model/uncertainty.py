@@ -31,6 +31,7 @@ value and the model's zero residual, the terms give `PredictionBatch.time_s` exa
 from __future__ import annotations
 
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -50,6 +51,7 @@ SPREAD_FILE = Path(__file__).with_name("model_spread.toml")
 TRANSFER_FILE = Path(__file__).with_name("transfer_spread.toml")
 _transfer_override: list = []  # a stack of transfer tables that replace TRANSFER_FILE's (transfer_override)
 LEVELS = (0.05, 0.25, 0.75, 0.95)  # the 90 % and 50 % intervals' ends
+SPREAD_LEVELS = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]  # the levels the spread files hold
 OVERLAP = 0.05  # a configuration faster than another in at least this share of the draws overlaps it (sweep, choose)
 
 
@@ -239,28 +241,26 @@ def transfer_spread(path: Path = TRANSFER_FILE) -> Optional[dict]:
         return tomllib.load(f)
 
 
+def _quantiles(x) -> list[float]:
+    """x's quantiles at SPREAD_LEVELS, as the spread files hold them."""
+    return [round(float(v), 5) for v in np.quantile(x, SPREAD_LEVELS)]
+
+
 def transfer_table(ratios: Sequence[float], source: str) -> dict:
     """transfer_spread.toml's content: the quantiles of ln(predicted / measured GFLOPS) of published points."""
-    levels = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]
     lr = np.log(np.asarray(ratios, dtype=float))
-    return dict(schema_version=1, source=source, points=int(len(lr)), levels=levels,
-                quantiles=[round(float(v), 5) for v in np.quantile(lr, levels)])
+    return dict(schema_version=1, source=source, points=int(len(lr)), levels=SPREAD_LEVELS, quantiles=_quantiles(lr))
 
 
-class transfer_override:
+@contextmanager
+def transfer_override(table: dict):
     """Within `with transfer_override(table):` the transfer spread is `table` (transfer_table's content)
     instead of TRANSFER_FILE's: how the published points are scored on the other sources' residuals."""
-
-    def __init__(self, table: dict):
-        self.table = table
-
-    def __enter__(self):
-        _transfer_override.append(self.table)
-        return self
-
-    def __exit__(self, *exc):
+    _transfer_override.append(table)
+    try:
+        yield
+    finally:
         _transfer_override.pop()
-        return False
 
 
 def _transfer() -> Optional[dict]:
@@ -275,14 +275,13 @@ def uses_transfer(fig) -> bool:
 
 def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str) -> dict:
     """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS."""
-    levels = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]
     lr = np.log(np.asarray(ratios, dtype=float))
     bs = np.asarray(list(bounds))
     by, pts = {"all": lr}, {"all": len(lr)}
     for b in sorted(set(bs)):
         by[b], pts[b] = lr[bs == b], int((bs == b).sum())
-    return dict(schema_version=1, source=source, levels=levels, points=pts,
-                by_bound={b: [round(float(v), 5) for v in np.quantile(x, levels)] for b, x in by.items()})
+    return dict(schema_version=1, source=source, levels=SPREAD_LEVELS, points=pts,
+                by_bound={b: _quantiles(x) for b, x in by.items()})
 
 
 def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: bool = False) -> np.ndarray:
