@@ -2,6 +2,8 @@
 and the control codes' scoreboard barriers, beside what the H100 measured (CPU; needs nvcc and nvdisasm).
 
   python3 benchmarks/sass_barriers.py [MEASURED.json] [--latency 697] [--l1 33]
+  python3 benchmarks/sass_barriers.py --catalogue --arch sm_80 --latency 574   # the catalogue's naive and
+      coalesced (kernels/01_naive.cu, 02_coalesced.cu) as perfmodel builds them for that architecture
 
 Each instruction of the loop (the backward branch with the most FFMAs, measure.sass.loop_lines) waits until every
 scoreboard barrier in its control code's wait mask has cleared, then holds the warp its stall count
@@ -32,7 +34,7 @@ READ_BARRIER_CLOCKS = 10.0
 
 
 def functions(text: str):
-    parts = re.split(r"//-+ \.text\.(\S+) -+", text)
+    parts = re.split(r"//-+ \.text\.(\S+)\s+-+", text)
     return [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
 
 
@@ -88,7 +90,13 @@ def main() -> int:
     ap.add_argument("measured", nargs="?")
     ap.add_argument("--latency", type=float, default=697.0)
     ap.add_argument("--l1", type=float, default=33.0)
+    ap.add_argument("--catalogue", action="store_true", help="replay the catalogue's naive and coalesced instead")
+    ap.add_argument("--arch", default="sm_90", help="the architecture to build for (default sm_90)")
     a = ap.parse_args()
+    if not re.fullmatch(r"sm_\d{2,3}", a.arch):
+        ap.error(f"--arch takes sm_XX (e.g. sm_80), got {a.arch!r}")
+    if a.catalogue:
+        return catalogue(a)
     nvcc, nvdisasm = find_nvcc(), find_nvdisasm()
     if not nvcc or not nvdisasm:
         print("needs nvcc and nvdisasm", file=sys.stderr)
@@ -96,7 +104,7 @@ def main() -> int:
     src = Path(__file__).parent / "smemless" / "coalesced_unroll.cu"
     with tempfile.TemporaryDirectory() as d:
         cub = Path(d) / "u.cubin"
-        subprocess.run([nvcc, "-arch=sm_90", "-O3", "-cubin", "-o", str(cub), str(src)], check=True)
+        subprocess.run([nvcc, f"-arch={a.arch}", "-O3", "-cubin", "-o", str(cub), str(src)], check=True)
         text = subprocess.run([nvdisasm, "-hex", str(cub)], check=True, capture_output=True, text=True).stdout
     meas = {}
     if a.measured:
@@ -118,6 +126,29 @@ def main() -> int:
         m = meas.get(u)
         print(f"| {u} | {n} | {ld} | {per:.0f} | {reg:.0f} | {'' if m is None else f'{m:.0f}'} | "
               f"{'' if m is None else f'{m / per:.2f}'} |")
+    return 0
+
+
+def catalogue(a) -> int:
+    """The catalogue's smem-less kernels as perfmodel builds them (measure.build, nvcc 13.0) for --arch,
+    replayed for one warp: cycles per k step."""
+    from perfmodel import KernelConfig
+    from perfmodel.measure.build import compile_cubin
+    from perfmodel.measure.sass import find_nvdisasm
+
+    cc = f"{a.arch[3:-1]}.{a.arch[-1]}"
+    print(f"{a.arch}: B latency {a.latency:.0f}, A (L1) latency {a.l1:.0f} cycles; one warp")
+    print("| kernel | instructions per pass | FFMAs (k steps) per pass | loads per pass | replayed cycles per k "
+          "| register dependences only |")
+    print("|---|---|---|---|---|---|")
+    for kernel in ("naive", "coalesced"):
+        cub = compile_cubin(KernelConfig.make(kernel), cc)
+        text = subprocess.run([find_nvdisasm(), "-hex", str(cub)], check=True, capture_output=True, text=True).stdout
+        (_, body), = functions(text)
+        loop = control_fields(loop_lines(body))
+        k = sum("FFMA" in s for s, _ in loop)
+        print(f"| {kernel} | {len(loop)} | {k} | {sum('LDG' in s for s, _ in loop)} | "
+              f"{replay(loop, a.latency, a.l1) / k:.0f} | {replay(loop, a.latency, a.l1, barriers=False) / k:.0f} |")
     return 0
 
 

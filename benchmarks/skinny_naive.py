@@ -4,12 +4,15 @@ the launch mode is for Nsight Compute: benchmarks/skinny_naive.sh.)
 
   python3 benchmarks/skinny_naive.py time OUT.json   # every point verified and timed as validate times it
   python3 benchmarks/skinny_naive.py launch          # each point launched once (run under ncu)
+  python3 benchmarks/skinny_naive.py time OUT.json --n 4096,8192   # these N instead (M = 1-16 each)
 
 naive maps a warp's 32 lanes to 32 rows of C (lane = threadIdx.x = row), so with M rows a warp has
 min(M, 32) active lanes and every one of the block's 32 warps is active; coalesced maps them to 32
 columns, so a block has min(M, 32) active warps of 32 lanes. N picks the blocks per SM at one wave:
 N / 32 blocks of 1,024 threads, two at most per SM (2,048 threads); on a GPU of S SMs, N = 32 S gives
-one block on every SM and N = 64 S two."""
+one block on every SM and N = 64 S two. `--n` takes other N instead: N = 4096 is the row pitch (16 KB, a
+power of two) of the published A100-PCIe points at M = 1-8 (published/sgemm.toml), which the default N,
+multiples of 32 S, do not have."""
 import json
 import sys
 from pathlib import Path
@@ -24,12 +27,28 @@ MS = [1, 2, 4, 8, 16]
 KERNELS = ["naive", "coalesced"]
 
 
-def shapes(sms: int) -> list[tuple[int, int, int]]:
-    ns = [32 * sms, 32 * sms + 32 * (sms // 4), 64 * sms]  # one block per SM, a quarter of SMs with two, two everywhere
+def shapes(sms: int, ns: list[int] | None = None) -> list[tuple[int, int, int]]:
+    """(M, N, K) per N and M; by default one block per SM, a quarter of the SMs with two, two everywhere."""
+    ns = ns or [32 * sms, 32 * sms + 32 * (sms // 4), 64 * sms]
     return [(m, n, K) for n in ns for m in MS]
 
 
+def parse_n(argv: list[str]) -> tuple[list[str], list[int] | None]:
+    """Remove `--n A,B,...` from argv; the N values (None when absent)."""
+    if "--n" not in argv:
+        return argv, None
+    i = argv.index("--n")
+    try:
+        ns = [int(x) for x in argv[i + 1].split(",")]
+    except (IndexError, ValueError):
+        sys.exit("--n takes comma-separated column counts N, e.g. --n 4096,8192")
+    if any(n < 32 or n % 32 for n in ns):
+        sys.exit(f"--n: every N must be a positive multiple of 32 (whole blocks), got {argv[i + 1]}")
+    return argv[:i] + argv[i + 2:], ns
+
+
 def main(argv: list[str]) -> int:
+    argv, ns = parse_n(argv)
     mode = argv[0] if argv else "time"
     gpu = Gpu()
     sms = gpu.sm_count
@@ -37,7 +56,7 @@ def main(argv: list[str]) -> int:
     for kernel in KERNELS:
         cfg = KernelConfig.make(kernel)
         cubin = gpu.cubin(cfg)
-        for M, N, Kk in shapes(sms):
+        for M, N, Kk in shapes(sms, ns):
             prob = Problem(gpu, M, N, Kk)
             if mode == "launch":
                 fn = gpu.function(cfg, cubin)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # benchmarks/skinny_naive.py under Nsight Compute: for each kernel and shape the duration, active warps,
 # the issue stalls per instruction, the L1 requests, sectors and hits of the global loads and the L2
-# sectors they read. Writes $OUT/skinny_naive_ncu.csv and prints a table.
+# sectors they read (arguments go to the launch mode, e.g. --n 4096). Writes $OUT/skinny_naive_ncu.csv and prints a table.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 M="gpu__time_duration.sum,sm__cycles_elapsed.max,sm__warps_active.avg.per_cycle_active,smsp__inst_executed.sum"
@@ -11,7 +11,7 @@ M="$M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read
 M="$M,l1tex__m_xbar2l1tex_read_sectors.sum,l1tex__m_l1tex2xbar_req.sum"
 M="$M,regex:smsp__average_warps_issue_stalled_(long_scoreboard|lg_throttle|mio_throttle|drain|membar|wait|not_selected|selected|no_instruction|short_scoreboard|imc_miss|branch_resolving|dispatch_stall)_per_issue_active\\.ratio"
 ncu --clock-control none --target-processes all -k regex:sgemm --metrics "$M" --csv --page raw \
-    python3 benchmarks/skinny_naive.py launch > "$OUT/skinny_naive_ncu.csv" 2> "$OUT/skinny_naive_ncu.err"
+    python3 benchmarks/skinny_naive.py launch "$@" > "$OUT/skinny_naive_ncu.csv" 2> "$OUT/skinny_naive_ncu.err"
 tail -3 "$OUT/skinny_naive_ncu.err"
 python3 - "$OUT/skinny_naive_ncu.csv" <<'PY'
 import csv, sys
