@@ -13,7 +13,10 @@
    the model predicts 2-131 % fast at 4096^3 (model.md, "Where the model misses"): where their cycles go
    (stall reasons, local-memory sectors and hits, instruction-fetch stalls)
    smallbk: the same double_buffer and tiled_2d_float4 tiles at bk = 4, 8 and 16 (the model predicts bk = 4
-   configurations 7-16 % fast over the recorded runs): DRAM and L2 bytes and stall reasons per k-tile depth"""
+   configurations 7-16 % fast over the recorded runs): DRAM and L2 bytes and stall reasons per k-tile depth
+   localarrays: 256 x 256 tiles of 1,024 threads at 64 registers and of 512 threads at 32 (their accumulators in
+   local memory, frames of 0.7-3.6 KB a thread), which the model predicts 40-63 % slow: local-memory sectors
+   and L1 hits, L2 and DRAM bytes against the frames the model places in L2 and DRAM"""
 import sys
 
 from perfmodel import KernelConfig
@@ -40,6 +43,14 @@ SMALLBK = [(k, dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=8)) for k, bm, bn, tm in (
     ("double_buffer", 128, 32, 16), ("double_buffer", 128, 64, 16), ("tiled_2d_float4", 128, 32, 16)) for bk in (4, 8, 16)]
 if sys.argv[1:] == ["smallbk"]:
     CONFIGS = SMALLBK
+LOCALARRAYS = [("tiled_2d_float4", dict(bm=256, bn=256, bk=16, tm=8, tn=8)),
+               ("bank_conflict_free", dict(bm=256, bn=256, bk=16, tm=8, tn=8)),
+               ("warp_tiled", dict(bm=256, bn=256, bk=16, tm=4, tn=8, wm=64, wn=32, wn_iter=2)),
+               ("warp_tiled", dict(bm=256, bn=256, bk=16, tm=4, tn=4, wm=32, wn=64, wn_iter=1)),
+               ("warp_tiled", dict(bm=256, bn=256, bk=16, tm=8, tn=8, wm=32, wn=128, wn_iter=2)),
+               ("warp_tiled", dict(bm=256, bn=256, bk=8, tm=4, tn=16, wm=64, wn=64, wn_iter=2))]
+if sys.argv[1:] == ["localarrays"]:
+    CONFIGS = LOCALARRAYS
 FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
        ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),

@@ -4,7 +4,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 M=$(python3 -c "from perfmodel.measure.ncu import METRICS; print(METRICS)")
 X=""
-if [ "${1:-}" = capped ]; then  # the local-memory metrics this ncu knows (a name it does not know fails the run)
+if [ "${1:-}" = capped ] || [ "${1:-}" = localarrays ]; then  # the local-memory metrics this ncu knows (a name it does not know fails the run)
   for m in l1tex__t_sectors_pipe_lsu_mem_local_op_ld l1tex__t_sectors_pipe_lsu_mem_local_op_st \
            l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit l1tex__t_requests_pipe_lsu_mem_local_op_ld \
            smsp__inst_executed_op_local_ld smsp__inst_executed_op_local_st; do
