@@ -30,6 +30,7 @@
 #                                                       # measured in pairs, stopped (SIGINT) after SECONDS (default 520);
 #                                                       # resume with `resume`
 #   bash benchmarks/gpu_run.sh alignment                # benchmarks/row_alignment.py (K = 1024, 1020, 1023; edge and inner)
+#   bash benchmarks/gpu_run.sh ktile-depth              # benchmarks/ktile_depth.py (K = 64 to 4096 at M = N = 1024, 4096)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
@@ -110,6 +111,9 @@ case "$what" in
   alignment)
     python3 benchmarks/row_alignment.py > "$OUT/alignment.log" 2>&1; echo "row_alignment rc $?"
     grep -A 40 "^results in" "$OUT/alignment.log" ;;
+  ktile-depth)
+    python3 benchmarks/ktile_depth.py > "$OUT/ktile-depth.log" 2>&1; echo "ktile_depth rc $?"
+    grep -A 40 "^results in" "$OUT/ktile-depth.log" ;;
   twins)
     cls=${2:?"twins needs a CLASS (or all)"}; secs=${3:-520}
     timeout -s INT "$secs" python3 benchmarks/ragged_twins.py --shapes "$cls" > "$OUT/twins-$cls.log" 2>&1; echo "ragged_twins rc $?"
