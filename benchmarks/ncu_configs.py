@@ -14,6 +14,9 @@
    (stall reasons, local-memory sectors and hits, instruction-fetch stalls)
    smallbk: the same double_buffer and tiled_2d_float4 tiles at bk = 4, 8 and 16 (the model predicts bk = 4
    configurations 7-16 % fast over the recorded runs): DRAM and L2 bytes and stall reasons per k-tile depth
+   depth: four configurations of benchmarks/ktile_depth.py at M = N = 4096, K = 64 (3.9 waves of 8 or 4 k-tiles),
+   where double_buffer and tiled_2d_float4 cost 2-5 us a wave more than the model and warp_tiled does not:
+   active SM cycles against elapsed, global store sectors, L2 writes, DRAM bytes
    localarrays: 256 x 256 tiles of 1,024 threads at 64 registers and of 512 threads at 32 (their accumulators in
    local memory, frames of 0.7-3.6 KB a thread), which the model predicts 40-63 % slow: local-memory sectors
    and L1 hits, L2 and DRAM bytes against the frames the model places in L2 and DRAM"""
@@ -56,6 +59,16 @@ FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
        ("tiled_2d_float4", dict(bm=128, bn=16, bk=8, tm=16, tn=4)), ("double_buffer", dict(bm=128, bn=128, bk=8, tm=8, tn=8))]
 gpu = Gpu()
+if sys.argv[1:] == ["depth"]:
+    for k, p in [("double_buffer", dict(bm=128, bn=128, bk=8, tm=16, tn=8)), ("double_buffer", dict(bm=64, bn=256, bk=8, tm=16, tn=8)),
+                 ("tiled_2d_float4", {}), ("warp_tiled", {})]:
+        cfg = KernelConfig.make(k, **p)
+        fn = gpu.function(cfg)
+        prob = Problem(gpu, 4096, 4096, 64)
+        print(f"kernel {cfg.label().replace(' ', '')} K=64 regs={fn.num_regs}", flush=True)
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, 4096, 4096, 64)()
+        gpu.sync()
+    sys.exit(0)
 if sys.argv[1:] == ["fewwarps"]:
     for k, p in FEW:
         cfg = KernelConfig.make(k, **p)

@@ -11,6 +11,7 @@ if [ "${1:-}" = capped ] || [ "${1:-}" = localarrays ]; then  # the local-memory
     ncu --query-metrics 2>/dev/null | grep -q "^$m " && X="$X,$m.sum"
   done
 fi
+[ "${1:-}" = depth ] && X=",sm__cycles_active.avg,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_read.sum"
 [ "${1:-}" = scalar ] && X=",l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__data_pipe_lsu_wavefronts.sum"
 ncu --clock-control none --target-processes all -k regex:sgemm --metrics "$M,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active$X" \
     --csv --page raw python3 benchmarks/ncu_configs.py "$@" > "$OUT/ncu_configs.csv" 2> "$OUT/ncu_configs.err"
