@@ -12,10 +12,16 @@ replays it) and prints a table last.
         fixed + per-tile x k-tiles fitted to the measured and to the predicted times (the reference calibration)"""
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
+from perfmodel.accuracy import figures_for
+from perfmodel.analysis import load_run, rows, run_facts
 from perfmodel.catalogue import KernelConfig
 from perfmodel.devices import shipped_devices
 from perfmodel.measure.detect import match_shipped
@@ -74,13 +80,6 @@ def main() -> int:
 
 def fit(run_dir: Path) -> int:
     """Least-squares fixed (us) + per-tile (ns) x k-tiles to the measured and the predicted times."""
-    import json
-
-    import numpy as np
-
-    from perfmodel.accuracy import figures_for
-    from perfmodel.analysis import load_run, rows, run_facts
-
     run = load_run(run_dir)
     fig = figures_for(run_dir, "measured", None, Path("results"), own_fallback=True)
     pts: dict = {}
@@ -104,8 +103,9 @@ def fit(run_dir: Path) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--fit"]:
-        if len(sys.argv) != 3 or not Path(sys.argv[2]).is_dir():
-            sys.exit("--fit takes one recorded run folder (results/*-ktile-depth)")
-        sys.exit(fit(Path(sys.argv[2])))
-    sys.exit(main())
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fit", metavar="RUN", help="fit a recorded run (CPU) instead of measuring")
+    a = ap.parse_args()
+    if a.fit is not None and not (Path(a.fit) / "raw.json").is_file() and not (Path(a.fit) / "raw.json.xz").is_file():
+        ap.error(f"--fit takes a recorded run folder (results/*-ktile-depth) holding raw.json or raw.json.xz, got {a.fit}")
+    sys.exit(fit(Path(a.fit)) if a.fit is not None else main())

@@ -8,34 +8,41 @@ Every cubin holds `sgemm(const float* A, const float* B, float* C, int M, int N,
 signature), row-major M x K times K x N, one block per BM x BN tile of C (blockIdx.x along N), THREADS
 threads a block; M = N = K = SIZE. Prints `kernel CUBIN` before each launch and checks one element of C
 against a float64 dot product afterwards."""
+import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 
-def parse(spec: str) -> tuple[Path, int, int, int]:
-    try:
-        path, bm, bn, threads = spec.rsplit(":", 3)
-        return Path(path), int(bm), int(bn), int(threads)
-    except ValueError:
-        sys.exit(f"expected CUBIN:BM:BN:THREADS, got {spec!r}")
+
+def parse_args(argv: list[str]) -> tuple[int, list[tuple[Path, int, int, int]]]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("size", type=int, help="M = N = K")
+    ap.add_argument("cubins", nargs="+", metavar="CUBIN:BM:BN:THREADS")
+    a = ap.parse_args(argv)
+    specs = []
+    for spec in a.cubins:
+        try:
+            path, bm, bn, threads = spec.rsplit(":", 3)
+            specs.append((Path(path), int(bm), int(bn), int(threads)))
+        except ValueError:
+            ap.error(f"expected CUBIN:BM:BN:THREADS, got {spec!r}")
+        p, bm_, bn_, _ = specs[-1]
+        if not p.is_file():
+            ap.error(f"no cubin at {p}")
+        if a.size <= 0 or a.size % bm_ or a.size % bn_:
+            ap.error(f"{p.name}: SIZE {a.size} is not a positive multiple of the tile {bm_} x {bn_}")
+    return a.size, specs
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or not argv[0].isdigit():
-        sys.exit(__doc__)
-    import cupy as cp
-    import numpy as np
+    size, specs = parse_args(argv)
+    import cupy as cp  # GPU only
 
-    size = int(argv[0])
     rng = np.random.default_rng(0)
     a = cp.asarray(rng.standard_normal((size, size), dtype=np.float32))
     b = cp.asarray(rng.standard_normal((size, size), dtype=np.float32))
-    for spec in argv[1:]:
-        path, bm, bn, threads = parse(spec)
-        if not path.exists():
-            sys.exit(f"no cubin at {path}")
-        if size % bm or size % bn:
-            sys.exit(f"{path.name}: SIZE {size} is not a multiple of the tile {bm} x {bn}")
+    for path, bm, bn, threads in specs:
         fn = cp.RawModule(path=str(path)).get_function("sgemm")
         c = cp.zeros((size, size), dtype=cp.float32)
         print(f"kernel {path.name}", flush=True)

@@ -13,6 +13,7 @@ N / 32 blocks of 1,024 threads, two at most per SM (2,048 threads); on a GPU of 
 one block on every SM and N = 64 S two. `--n` takes other N instead: N = 4096 is the row pitch (16 KB, a
 power of two) of the published A100-PCIe points at M = 1-8 (published/sgemm.toml), which the default N,
 multiples of 32 S, do not have."""
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -33,23 +34,28 @@ def shapes(sms: int, ns: list[int] | None = None) -> list[tuple[int, int, int]]:
     return [(m, n, K) for n in ns for m in MS]
 
 
-def parse_n(argv: list[str]) -> tuple[list[str], list[int] | None]:
-    """Remove `--n A,B,...` from argv; the N values (None when absent)."""
-    if "--n" not in argv:
-        return argv, None
-    i = argv.index("--n")
-    try:
-        ns = [int(x) for x in argv[i + 1].split(",")]
-    except (IndexError, ValueError):
-        sys.exit("--n takes comma-separated column counts N, e.g. --n 4096,8192")
-    if any(n < 32 or n % 32 for n in ns):
-        sys.exit(f"--n: every N must be a positive multiple of 32 (whole blocks), got {argv[i + 1]}")
-    return argv[:i] + argv[i + 2:], ns
+def parse_args(argv: list[str]):
+    """mode (time | launch), OUT.json for time, and --n's column counts (None: the default N)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", nargs="?", default="time", choices=("time", "launch"))
+    ap.add_argument("out", nargs="?", help="the JSON file to write (time)")
+    ap.add_argument("--n", help="comma-separated column counts N instead of the default ones")
+    a = ap.parse_args(argv)
+    if a.mode == "time" and not a.out:
+        ap.error("time needs OUT.json, the file to write")
+    ns = None
+    if a.n is not None:
+        try:
+            ns = [int(x) for x in a.n.split(",")]
+        except ValueError:
+            ap.error(f"--n takes comma-separated column counts N, e.g. --n 4096,8192; got {a.n!r}")
+        if any(n < 32 or n % 32 for n in ns):
+            ap.error(f"--n: every N must be a positive multiple of 32 (whole blocks), got {a.n}")
+    return a.mode, a.out, ns
 
 
 def main(argv: list[str]) -> int:
-    argv, ns = parse_n(argv)
-    mode = argv[0] if argv else "time"
+    mode, out_json, ns = parse_args(argv)
     gpu = Gpu()
     sms = gpu.sm_count
     recs = []
@@ -73,7 +79,7 @@ def main(argv: list[str]) -> int:
             print(f"{kernel} M={M} N={N}: {m.gflops_median or 0:,.1f} GFLOPS ({'verified' if m.verified else m.verification})",
                   flush=True)
     if mode == "time":
-        out = Path(argv[1])
+        out = Path(out_json)
         out.write_text(json.dumps(dict(gpu=gpu.name, sms=sms, points=recs), indent=1))
         print(f"| kernel | M | N | blocks / SM | median ms | q10-q90 ms | GFLOPS |")
         print("|---|---|---|---|---|---|---|")
