@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +22,8 @@ import numpy as np
 from perfmodel.accuracy import figures_for
 from perfmodel.analysis import load_run, rows, run_facts
 from perfmodel.catalogue import KernelConfig
-from perfmodel.devices import shipped_devices
-from perfmodel.measure.detect import match_shipped
-from perfmodel.measure.gpu import Gpu, Problem, compile_all, measure_compiled, measure_point
-from perfmodel.measure.nvml import NvmlSampler
-from perfmodel.measure.records import Run
-from perfmodel.measure.validate import device_toml
-from perfmodel.measure.worker import environment
+
+from grid_measure import measure_grid
 
 CONFIGS = [dict(kernel="double_buffer", bm=128, bn=128, bk=8, tm=16, tn=8),
            dict(kernel="double_buffer", bm=128, bn=128, bk=16, tm=16, tn=8),
@@ -46,29 +40,8 @@ def configs() -> list[KernelConfig]:
 
 
 def main() -> int:
-    gpu = Gpu()
-    dev = match_shipped(gpu.name, gpu.cc)
-    started = datetime.now(timezone.utc)
-    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{dev}-ktile-depth"
-    out.mkdir(parents=True)
     cfgs = configs()
-    cubins = compile_all(gpu, {c.label(): c for c in cfgs})
-    try:
-        sampler = NvmlSampler()
-    except Exception:
-        sampler = None
-    ms = []
-    for mn in MN:
-        for k in KS:
-            prob = Problem(gpu, mn, mn, k)
-            ms.append(measure_point(gpu, prob, None, "baseline", sampler, 25.0, 100.0))
-            for c in cfgs:
-                ms.append(measure_compiled(gpu, prob, c, "ktile_depth", sampler, 25.0, 100.0, cubins))
-            del prob
-            print(f"  {mn}x{mn}x{k}: {len(cfgs)} configurations measured", flush=True)
-    run = Run(environment=environment(gpu, dev, started), device_toml=device_toml(shipped_devices()[dev]), measurements=ms)
-    (out / "raw.json").write_text(run.model_dump_json(indent=1))
-    print(f"results in {out}; {sum(not m.verified for m in ms)} failed")
+    _, ms = measure_grid("ktile-depth", "ktile_depth", MN, KS, cfgs)
     print(f"{'config (median us)':62} {'M=N':>5} " + " ".join(f"{'K=' + str(k):>8}" for k in KS))
     for mn in MN:
         for c in [None] + cfgs:

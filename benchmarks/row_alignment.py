@@ -14,17 +14,10 @@ a table last."""
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
 
 from perfmodel.catalogue import KernelConfig
-from perfmodel.devices import shipped_devices
-from perfmodel.measure.detect import match_shipped
-from perfmodel.measure.gpu import Gpu, Problem, compile_all, measure_compiled, measure_point
-from perfmodel.measure.nvml import NvmlSampler
-from perfmodel.measure.records import Run
-from perfmodel.measure.validate import device_toml
-from perfmodel.measure.worker import environment
+
+from grid_measure import measure_grid
 
 CONFIGS = [dict(kernel="double_buffer"),
            dict(kernel="double_buffer", bm=128, bn=64, bk=32, tm=8, tn=4, thread_tile="contiguous", a_transposed="no",
@@ -41,29 +34,8 @@ def configs() -> list[KernelConfig]:
 
 
 def main() -> int:
-    gpu = Gpu()
-    dev = match_shipped(gpu.name, gpu.cc)
-    started = datetime.now(timezone.utc)
-    out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{dev}-alignment"
-    out.mkdir(parents=True)
     cfgs = configs()
-    cubins = compile_all(gpu, {c.label(): c for c in cfgs})
-    try:
-        sampler = NvmlSampler()
-    except Exception:
-        sampler = None
-    ms = []
-    for mn in MN:
-        for k in KS:
-            prob = Problem(gpu, mn, mn, k)
-            ms.append(measure_point(gpu, prob, None, "baseline", sampler, 25.0, 100.0))
-            for c in cfgs:
-                ms.append(measure_compiled(gpu, prob, c, "alignment", sampler, 25.0, 100.0, cubins))
-            del prob
-            print(f"  {mn}x{mn}x{k}: {len(cfgs)} configurations measured", flush=True)
-    run = Run(environment=environment(gpu, dev, started), device_toml=device_toml(shipped_devices()[dev]), measurements=ms)
-    (out / "raw.json").write_text(run.model_dump_json(indent=1))
-    print(f"results in {out}; {sum(not m.verified for m in ms)} failed")
+    _, ms = measure_grid("alignment", "alignment", MN, KS, cfgs)
     print(f"{'config':75} {'M=N':>5} " + " ".join(f"{'K=' + str(k):>9}" for k in KS))
     for mn in MN:
         cub = {m.K: m.gflops_median for m in ms if m.kernel == "cublas" and m.M == mn}
