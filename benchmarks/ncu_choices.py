@@ -4,7 +4,9 @@ given as `kernel:key=value,...` (GPU machine; writes the raw CSV and a JSON summ
 
     python3 benchmarks/ncu_choices.py OUT double_buffer: double_buffer:a_transposed=no,frag_width=1 ...
     python3 benchmarks/ncu_choices.py --size 1000 OUT SPEC ...   (M = N = K = 1000; default 4096)
+    python3 benchmarks/ncu_choices.py --mnk 8192,8192,64 OUT SPEC ...   (M, N and K apart)
 The child mode (`--child`) launches each configuration once; ncu profiles it."""
+import argparse
 import json
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ METRICS = ",".join([
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "sm__cycles_elapsed.avg", "gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
     "smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.sum", "sm__cycles_active.avg", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
 ])
 
 
@@ -32,25 +35,26 @@ def parse(spec: str):
     return KernelConfig.make(kernel, **kw)
 
 
-def child(size: int, specs: list[str]) -> None:
+def child(mnk: tuple[int, int, int], specs: list[str]) -> None:
     from perfmodel.measure.gpu import Gpu, Problem
 
     gpu = Gpu()
-    prob = Problem(gpu, size, size, size)
+    M, N, K = mnk
+    prob = Problem(gpu, M, N, K)
     for s in specs:
         cfg = parse(s)
         fn = gpu.function(cfg)
         print(f"kernel {cfg.label()}", flush=True)
-        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, size, size, size)()
+        gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)()
         gpu.sync()
 
 
-def main(out: Path, specs: list[str], size: int = 4096) -> int:
+def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096)) -> int:
     from perfmodel.measure.ncu import parse_ncu
 
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", METRICS,
-           "--csv", "--page", "raw", sys.executable, __file__, "--child", str(size), *specs]
+           "--csv", "--page", "raw", sys.executable, __file__, "--child", ",".join(map(str, mnk)), *specs]
     r = subprocess.run(cmd, capture_output=True, text=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / "ncu_choices_raw.csv").write_text(r.stdout)
@@ -58,7 +62,7 @@ def main(out: Path, specs: list[str], size: int = 4096) -> int:
         print(r.stderr[-2000:])
         return 1
     summary = parse_ncu(r.stdout)
-    (out / "ncu_choices.json").write_text(json.dumps(dict(size=size, kernels=summary), indent=1))
+    (out / "ncu_choices.json").write_text(json.dumps(dict(M=mnk[0], N=mnk[1], K=mnk[2], kernels=summary), indent=1))
     for name, v in summary.items():
         stalls = sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
                         key=lambda t: -t[1])[:5]
@@ -73,13 +77,38 @@ def main(out: Path, specs: list[str], size: int = 4096) -> int:
     return 0
 
 
+def _mnk(text: str) -> tuple[int, int, int]:
+    try:
+        m, n, k = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not M,N,K (three positive integers)")
+    if min(m, n, k) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: M, N and K must be at least 1")
+    return m, n, k
+
+
+def _spec(text: str) -> str:
+    try:
+        parse(text)
+    except Exception as e:  # the catalogue names what is wrong with the configuration
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}")
+    return text
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--child":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        child(int(sys.argv[2]), sys.argv[3:])
-    else:
-        args = sys.argv[1:]
-        size = 4096
-        if args[0] == "--size":
-            size, args = int(args[1]), args[2:]
-        sys.exit(main(Path(args[0]), args[1:], size))
+        child(_mnk(sys.argv[2]), sys.argv[3:])
+        sys.exit(0)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    ap = argparse.ArgumentParser(description="Nsight Compute counters of catalogue configurations (GPU machine).")
+    ap.add_argument("out", type=Path, help="folder for the raw CSV and the JSON summary")
+    ap.add_argument("specs", nargs="+", type=_spec, metavar="SPEC", help="kernel:key=value,... (e.g. tiled_2d: or double_buffer:bm=128,bn=256,bk=16,tm=16)")
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--size", type=int, help="M = N = K (default 4096)")
+    size.add_argument("--mnk", type=_mnk, help="M,N,K")
+    a = ap.parse_args()
+    if a.size is not None and a.size < 1:
+        ap.error(f"--size {a.size}: must be at least 1")
+    mnk = a.mnk or ((a.size,) * 3 if a.size else (4096, 4096, 4096))
+    sys.exit(main(a.out, a.specs, mnk))
