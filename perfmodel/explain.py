@@ -86,6 +86,8 @@ def render(p: Prediction) -> str:
                     f"replayed with their global loads' latency)" if p.edge_extra_cycles_per_tile is not None
                     else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
+    if p.lone_block_store_us > 0:
+        L.append(f"  and every earlier wave's {p.lone_block_store_us:.2f} us in all: one block per SM, nothing else runs while it stores")
     if p.k_slices > 1:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "

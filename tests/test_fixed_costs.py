@@ -103,3 +103,48 @@ def test_the_last_waves_stores_on_the_recorded_small_shapes():
         without = errors()
     assert np.abs(with_term).mean() < 0.95 * np.abs(without).mean()
     assert 0 < with_term.mean() < without.mean()
+
+
+def test_lone_blocks_pay_every_waves_stores():
+    """Where each SM holds one block, every wave but the last adds its block's store burst (the C tile's
+    sector bytes at the generation's per-SM store rate); with two blocks per SM, or without a measured
+    store rate (other generations, datasheet figures), nothing."""
+    dev = load_device("h100-sxm")
+    lone = KernelConfig.make("tiled_2d")  # 128 x 128, scalar stores 32 B apart: 8 sectors per 4 B of C
+    p = predict(dev, lone, 8192, 8192, 64, registers=174)
+    assert p.occupancy.blocks_per_sm == 1 and p.waves.full_waves == 31 and p.waves.tail_blocks_per_sm == 1
+    burst_us = 8 * 65536 / 28.8 / (p.sm_clock_MHz * 1e6) * 1e6
+    assert np.isclose(p.lone_block_store_us, 31 * burst_us)  # 32 waves, the last one's stores counted apart
+    assert np.isclose(p.last_wave_store_us, predict(dev, lone, 8192, 8192, 64, registers=174).last_wave_store_us)
+    two = predict(dev, KernelConfig.make("double_buffer"), 8192, 8192, 64, registers=128)
+    assert two.occupancy.blocks_per_sm == 2 and two.lone_block_store_us == 0.0
+    one_wave = predict(dev, lone, 128 * 12, 128 * 11, 4096, registers=174)  # 132 blocks: no earlier wave
+    assert one_wave.lone_block_store_us == 0.0
+    assert predict(Figures.load("h100-sxm", figures="datasheet"), lone, 8192, 8192, 64, registers=174).lone_block_store_us == 0.0
+    assert predict(load_device("rtx2070s"), lone, 8192, 8192, 64, registers=174).lone_block_store_us == 0.0
+
+
+def test_lone_blocks_stores_on_the_recorded_small_k_shapes():
+    """The small-K class of the first recorded H100 shape run (8192 x 8192 x 64 and 128, 4096 x 8192 x
+    256; hold-out left out): with every wave's lone-block stores its error must fall and its bias stay
+    within 3 % of zero."""
+    import importlib
+
+    import pytest
+
+    P = importlib.import_module("perfmodel.model.predict")
+    run = analysis.load_run(SHAPE_RUN)
+    pts = [m for m in run.measurements if analysis.shape_class(m.shape) == "small_k" and not analysis.is_holdout(m.shape)]
+    run = run.model_copy(update=dict(measurements=pts))
+    facts, fig = analysis.run_facts(run, SHAPE_RUN), analysis.run_figures(SHAPE_RUN)
+
+    def errors():
+        return np.array([r["error_pct"] for r in analysis.rows(run, fig, facts) if r.get("error_pct") is not None])
+
+    with_term = errors()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P, "lone_block_store_cycles", lambda device, r, w: np.zeros(len(r.bm)))
+        without = errors()
+    assert len(with_term) == len(without) > 40
+    assert np.abs(with_term).mean() < 0.9 * np.abs(without).mean()
+    assert abs(with_term.mean()) < 3.0 < without.mean()

@@ -438,7 +438,8 @@ class PredictionBatch:
     local: LocalStage
     waves: WavesStage
     compute: ComputeStage
-    store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
+    store_cycles: np.ndarray  # C stores nothing hides: the last wave's (last_wave_store_cycles) and lone blocks' earlier waves'
+    lone_store_cycles: np.ndarray  # of which the earlier waves' lone blocks (lone_block_store_cycles)
     prologue_cycles: np.ndarray  # each wave's first tile (nothing to overlap), all waves together
     edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
     reduce_s: np.ndarray  # split_k's second kernel, summing the partials (reduction_seconds; 0 for the others)
@@ -499,6 +500,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
     store_cycles = last_wave_store_cycles(device, r, t, w, hz)
+    lone_store = lone_block_store_cycles(device, r, w)
+    store_cycles = store_cycles + lone_store
     launch_s = launch_overhead_s(device)
     total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles
     reduce_s = reduction_seconds(device, M, N, t.slices, hz)
@@ -517,6 +520,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     return PredictionBatch(figures=fig, dims=(M, N, K), clock_MHz=np.broadcast_to(np.asarray(clock, dtype=float), (n,)), gflops=gflops,
                            time_s=time_s, bound=bound, resources=r, occupancy=o, traffic=t, issue=i, littles_law=ll,
                            local=loc, waves=w, compute=c, store_cycles=np.broadcast_to(store_cycles, (n,)),
+                           lone_store_cycles=np.broadcast_to(lone_store, (n,)),
                            prologue_cycles=np.broadcast_to(prologue, (n,)), edge_cycles=np.broadcast_to(edge_cycles, (n,)),
                            reduce_s=np.broadcast_to(reduce_s, (n,)), launch_s=launch_s, clock_given=clock_MHz is not None, configs=tuple(configs), builds=tuple(builds))
 
@@ -537,6 +541,33 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     own = device.memory.store_bytes_per_clock_per_sm
     rate = share if own is None else np.minimum(own, share)
     return np.ceil(last / sms) * r.c_store_ratio * 4.0 * r.bm * r.bn / rate
+
+
+def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
+    """The C stores of every wave but the last where each SM holds one block: nothing else runs on the SM
+    while its lone block writes C, and the next block starts only when this one has left.
+
+    A warp leaves after its stores are accepted and done (Nsight Compute's `drain` stall, [ncu-guide]: a warp waits after
+    EXIT for its memory instructions to complete before its resources are freed; `lg_throttle`: it waits to
+    issue while the SM's queue of global memory instructions is full). With two or more resident blocks
+    the others compute while one stores, and the L2 and DRAM terms carry the bytes; with one, each wave
+    adds the block's store burst on its SM: its C tile's sector bytes (model.gstores) at the SM's own store
+    rate (memory.store_bytes_per_clock_per_sm, measured for the generation), the same burst that
+    last_wave_store_cycles charges the last wave (which adds the DRAM share when every SM stores at
+    once). Without a measured store rate (other generations, datasheet figures) nothing is added, as there.
+
+    Measured on the H100 (docs/model.md, "C stores: sectors, and the last wave's store phase"): tiled_2d's default (one block of
+    8 warps per SM; 8 sectors per 4 bytes of C) at 8192 x 8192 x 64 / 128 and 4096 x 8192 x 256 stalls
+    its warps 18-23 k cycles per block on lg_throttle and drain under ncu, where this burst is 18.2 k; a
+    kernel that only waits and then stores (benchmarks/store_burst.py) exposes 2.5 k cycles per wave for a
+    64 KiB tile of whole sectors, 6.9-7.0 k with twice the sectors and 30-38 k with eight times. Charging
+    every wave's burst with two or more blocks per SM as well was tried: the small-K shape class went from
+    +4.3 to -12.1 % bias."""
+    own = device.memory.store_bytes_per_clock_per_sm
+    if own is None:
+        return np.zeros(len(r.bm))
+    burst = r.c_store_ratio * 4.0 * r.bm * r.bn / own
+    return np.where(w.resident == 1, np.maximum(w.n_waves - 1, 0) * burst, 0.0)
 
 
 def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
@@ -810,6 +841,7 @@ class Prediction(_M):
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
+    lone_block_store_us: float = 0.0  # the earlier waves' C stores where each SM holds one block (lone_block_store_cycles)
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
     dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
@@ -932,7 +964,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         edge_blocks=int(c.edge_blocks[k]),
-        last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
+        last_wave_store_us=float(bt.store_cycles[k] - bt.lone_store_cycles[k]) / hz * 1e6,
+        lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6,
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
