@@ -30,7 +30,8 @@
 #                                                       # measured in pairs, stopped (SIGINT) after SECONDS (default 520);
 #                                                       # resume with `resume`
 #   bash benchmarks/gpu_run.sh alignment                # benchmarks/row_alignment.py (K = 1024, 1020, 1023; edge and inner)
-#   bash benchmarks/gpu_run.sh ktile-depth              # benchmarks/ktile_depth.py (K = 64 to 4096 at M = N = 1024, 4096)
+#   bash benchmarks/gpu_run.sh ktile-depth [ARGS]       # benchmarks/ktile_depth.py (K = 64 to 4096 at M = N = 1024, 4096;
+#                                                       # ARGS: its --config / --mn / --ks / --tag)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
@@ -112,7 +113,7 @@ case "$what" in
     python3 benchmarks/row_alignment.py > "$OUT/alignment.log" 2>&1; echo "row_alignment rc $?"
     grep -A 40 "^results in" "$OUT/alignment.log" ;;
   ktile-depth)
-    python3 benchmarks/ktile_depth.py > "$OUT/ktile-depth.log" 2>&1; echo "ktile_depth rc $?"
+    python3 benchmarks/ktile_depth.py "${@:2}" > "$OUT/ktile-depth.log" 2>&1; echo "ktile_depth rc $?"
     grep -A 40 "^results in" "$OUT/ktile-depth.log" ;;
   twins)
     cls=${2:?"twins needs a CLASS (or all)"}; secs=${3:-520}

@@ -8,6 +8,8 @@ results/<date>-<device>-ktile-depth/raw.json (a perfmodel Run, group `ktile_dept
 replays it) and prints a table last.
 
     python benchmarks/ktile_depth.py
+    python benchmarks/ktile_depth.py --config SPEC [--config SPEC ...] --mn 4096,8192 --ks 32,64,128 --tag TAG
+        other configurations (kernel:key=value,...), sizes and depths, into results/<date>-<device>-TAG
     python benchmarks/ktile_depth.py --fit RUN   (CPU) per configuration and M = N: the error at each K, and
         fixed + per-tile x k-tiles fitted to the measured and to the predicted times (the reference calibration)"""
 from __future__ import annotations
@@ -39,9 +41,8 @@ def configs() -> list[KernelConfig]:
     return [KernelConfig.make(**c) for c in CONFIGS]
 
 
-def main() -> int:
-    cfgs = configs()
-    _, ms = measure_grid("ktile-depth", "ktile_depth", MN, KS, cfgs)
+def main(cfgs: list[KernelConfig], MN=MN, KS=KS, tag: str = "ktile-depth") -> int:
+    _, ms = measure_grid(tag, "ktile_depth", MN, KS, cfgs)
     print(f"{'config (median us)':62} {'M=N':>5} " + " ".join(f"{'K=' + str(k):>8}" for k in KS))
     for mn in MN:
         for c in [None] + cfgs:
@@ -61,12 +62,15 @@ def fit(run_dir: Path) -> int:
             continue
         pts.setdefault((r["kernel"], r["config"], r["M"]), {})[r["K"]] = (r["median_ms"] * 1e3, r["_prediction"].time_s * 1e6,
                                                                          r["error_pct"])
-    print("| configuration | M = N | error at K = " + " / ".join(str(k) for k in KS) + " | measured: fixed us + ns per k-tile "
+    all_ks = sorted({k for d in pts.values() for k in d})
+    print("| configuration | M = N | error at K = " + " / ".join(str(k) for k in all_ks) + " | measured: fixed us + ns per k-tile "
           "| predicted: fixed us + ns per k-tile |")
     print("|---|---|---|---|---|")
     for (kernel, config, mn), d in pts.items():
         bk = json.loads(config)["bk"]
         ks = sorted(d)
+        if len(ks) < 2:
+            continue
         kt = np.array([k / bk for k in ks])
         (bm_, am), (bp, ap) = np.polyfit(kt, [d[k][0] for k in ks], 1), np.polyfit(kt, [d[k][1] for k in ks], 1)
         label = KernelConfig.make(kernel, **json.loads(config)).label()
@@ -75,10 +79,35 @@ def fit(run_dir: Path) -> int:
     return 0
 
 
+def _spec(text: str) -> KernelConfig:
+    kernel, _, rest = text.partition(":")
+    try:
+        kw = {k: (int(v) if v.isdigit() else v) for k, v in (kv.split("=") for kv in rest.split(",") if kv)}
+        return KernelConfig.make(kernel, **kw)
+    except Exception as e:  # the catalogue says what is wrong
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}")
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
+    if min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be at least 1")
+    return vals
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", metavar="RUN", help="fit a recorded run (CPU) instead of measuring")
+    ap.add_argument("--config", type=_spec, action="append", metavar="SPEC", help="kernel:key=value,... (default: the six above)")
+    ap.add_argument("--mn", type=_ints, default=MN, help="M = N sizes, comma-separated (default 1024,4096)")
+    ap.add_argument("--ks", type=_ints, default=KS, help="K values, comma-separated (default 64,...,4096)")
+    ap.add_argument("--tag", default="ktile-depth", help="the results folder's tag (default ktile-depth)")
     a = ap.parse_args()
     if a.fit is not None and not (Path(a.fit) / "raw.json").is_file() and not (Path(a.fit) / "raw.json.xz").is_file():
         ap.error(f"--fit takes a recorded run folder (results/*-ktile-depth) holding raw.json or raw.json.xz, got {a.fit}")
-    sys.exit(fit(Path(a.fit)) if a.fit is not None else main())
+    if a.tag and not all(ch.isalnum() or ch == "-" for ch in a.tag):
+        ap.error(f"--tag {a.tag!r}: letters, digits and '-' only")
+    sys.exit(fit(Path(a.fit)) if a.fit is not None else main(a.config or configs(), a.mn, a.ks, a.tag))
