@@ -26,6 +26,7 @@ from perfmodel.analysis import load_run, rows, run_facts
 from perfmodel.catalogue import KernelConfig
 
 from grid_measure import measure_grid
+from ncu_choices import parse
 
 CONFIGS = [dict(kernel="double_buffer", bm=128, bn=128, bk=8, tm=16, tn=8),
            dict(kernel="double_buffer", bm=128, bn=128, bk=16, tm=16, tn=8),
@@ -80,10 +81,8 @@ def fit(run_dir: Path) -> int:
 
 
 def _spec(text: str) -> KernelConfig:
-    kernel, _, rest = text.partition(":")
     try:
-        kw = {k: (int(v) if v.isdigit() else v) for k, v in (kv.split("=") for kv in rest.split(",") if kv)}
-        return KernelConfig.make(kernel, **kw)
+        return parse(text)
     except Exception as e:  # the catalogue says what is wrong
         raise argparse.ArgumentTypeError(f"{text!r}: {e}")
 

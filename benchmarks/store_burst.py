@@ -88,7 +88,7 @@ def ncu_table(files: list[Path]) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from perfmodel.catalogue import KernelConfig
     from perfmodel.devices import load_device
-    from perfmodel.model.gstores import c_store_ratio
+    from perfmodel.model.gstores import SECTOR, c_store_sectors
 
     own = load_device("h100-sxm").memory.store_bytes_per_clock_per_sm
     print("| M x N x K | configuration | blocks | warps a block | store sectors a block | lg_throttle + drain per issue | "
@@ -107,7 +107,7 @@ def ncu_table(files: list[Path]) -> int:
             ratio = sum(v.get(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio", 0.0) for r in ("lg_throttle", "drain"))
             waits = ratio * v["smsp__issue_active.sum"] / blocks / warps
             sectors = v["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] / blocks
-            burst = c_store_ratio(cfg) * 4.0 * cfg.bm * cfg.bn / own
+            burst = c_store_sectors(cfg) * SECTOR / own  # the sector bytes of its C tile at the SM's store rate
             print(f"| {M} x {N} x {K} | {label} | {blocks} | {warps} | {sectors:,.0f} | {ratio:.2f} | {waits:,.0f} | {burst:,.0f} |")
     return 0
 

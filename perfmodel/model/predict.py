@@ -438,8 +438,8 @@ class PredictionBatch:
     local: LocalStage
     waves: WavesStage
     compute: ComputeStage
-    store_cycles: np.ndarray  # C stores nothing hides: the last wave's (last_wave_store_cycles) and lone blocks' earlier waves'
-    lone_store_cycles: np.ndarray  # of which the earlier waves' lone blocks (lone_block_store_cycles)
+    store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
+    lone_store_cycles: np.ndarray  # the earlier waves' C stores where each SM holds one block (lone_block_store_cycles)
     prologue_cycles: np.ndarray  # each wave's first tile (nothing to overlap), all waves together
     edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
     reduce_s: np.ndarray  # split_k's second kernel, summing the partials (reduction_seconds; 0 for the others)
@@ -501,9 +501,8 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
     store_cycles = last_wave_store_cycles(device, r, t, w, hz)
     lone_store = lone_block_store_cycles(device, r, w)
-    store_cycles = store_cycles + lone_store
     launch_s = launch_overhead_s(device)
-    total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles
+    total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles + lone_store
     reduce_s = reduction_seconds(device, M, N, t.slices, hz)
     time_s = total_cycles / hz + launch_s + reduce_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
@@ -526,6 +525,11 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
 
 
 
+def c_tile_sector_bytes(r: ResourceStage) -> np.ndarray:
+    """The sector bytes one block's stores of its C tile move between the SM and L2 (model.gstores)."""
+    return r.c_store_ratio * 4.0 * r.bm * r.bn
+
+
 def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
     """The last wave's C tiles: its blocks store them after their last k-tile, and no later block is
     left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles of sector bytes
@@ -540,7 +544,7 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     share = device.memory.dram_bandwidth_GBps * 1e9 / (storing * hz)
     own = device.memory.store_bytes_per_clock_per_sm
     rate = share if own is None else np.minimum(own, share)
-    return np.ceil(last / sms) * r.c_store_ratio * 4.0 * r.bm * r.bn / rate
+    return np.ceil(last / sms) * c_tile_sector_bytes(r) / rate
 
 
 def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
@@ -566,8 +570,7 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage)
     own = device.memory.store_bytes_per_clock_per_sm
     if own is None:
         return np.zeros(len(r.bm))
-    burst = r.c_store_ratio * 4.0 * r.bm * r.bn / own
-    return np.where(w.resident == 1, np.maximum(w.n_waves - 1, 0) * burst, 0.0)
+    return np.where(w.resident == 1, np.maximum(w.n_waves - 1, 0) * c_tile_sector_bytes(r) / own, 0.0)
 
 
 def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
@@ -964,7 +967,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
         launch_overhead_us=device.latency.launch_overhead_us or 0.0,
         edge_blocks=int(c.edge_blocks[k]),
-        last_wave_store_us=float(bt.store_cycles[k] - bt.lone_store_cycles[k]) / hz * 1e6,
+        last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
         lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6,
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
