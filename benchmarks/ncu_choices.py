@@ -5,6 +5,8 @@ given as `kernel:key=value,...` (GPU machine; writes the raw CSV and a JSON summ
     python3 benchmarks/ncu_choices.py OUT double_buffer: double_buffer:a_transposed=no,frag_width=1 ...
     python3 benchmarks/ncu_choices.py --size 1000 OUT SPEC ...   (M = N = K = 1000; default 4096)
     python3 benchmarks/ncu_choices.py --mnk 8192,8192,64 OUT SPEC ...   (M, N and K apart)
+    python3 benchmarks/ncu_choices.py --global-loads OUT SPEC ...   (+ the L1's global-load counters:
+        requests, sectors, hits, tag-stage and data-stage wavefronts, bank conflicts; those this ncu knows)
 The child mode (`--child`) launches each configuration once; ncu profiles it."""
 import argparse
 import json
@@ -22,6 +24,24 @@ METRICS = ",".join([
     "smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
     "smsp__issue_active.sum", "sm__cycles_active.avg", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
 ])
+
+# the L1 tag and data stages' work for global loads (--global-loads); names this ncu does not know are dropped
+GLOBAL_LOADS = [
+    "smsp__inst_executed_op_global_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_lg_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_lg_op_ld.sum", "l1tex__f_wavefronts.sum", "l1tex__lsuin_requests.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum", "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+]
+
+
+def known_metrics(ncu: str, names: list[str]) -> list[str]:
+    """The names (metric.rollup) whose metric this ncu lists (--query-metrics); an unknown name fails a run."""
+    r = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True)
+    have = {ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()}
+    return [n for n in names if n.rsplit(".", 1)[0] in have]
 
 
 def parse(spec: str):
@@ -49,11 +69,12 @@ def child(mnk: tuple[int, int, int], specs: list[str]) -> None:
         gpu.sync()
 
 
-def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096)) -> int:
+def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096), global_loads: bool = False) -> int:
     from perfmodel.measure.ncu import parse_ncu
 
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", METRICS,
+    metrics = METRICS + ("," + ",".join(known_metrics(ncu, GLOBAL_LOADS)) if global_loads else "")
+    cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", metrics,
            "--csv", "--page", "raw", sys.executable, __file__, "--child", ",".join(map(str, mnk)), *specs]
     r = subprocess.run(cmd, capture_output=True, text=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -74,6 +95,10 @@ def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4
               f"us {v.get('gpu__time_duration.sum', 0) / 1e3:.0f} issue% {v.get('smsp__issue_active.avg.pct_of_peak_sustained_active', 0):.1f} "
               f"fma% {v.get('sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active', 0):.1f}\n  stalls " +
               " ".join(f"{k}={x:.2f}" for k, x in stalls))
+        if global_loads:
+            g = v.get("smsp__inst_executed_op_global_ld.sum", 0) or float("nan")
+            print("  per global load instruction: " + " ".join(
+                f"{m.split('__', 1)[1].rsplit('.', 1)[0]}={v[m] / g:.2f}" for m in GLOBAL_LOADS[1:] if m in v and "pct" not in m))
     return 0
 
 
@@ -107,8 +132,9 @@ if __name__ == "__main__":
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--size", type=int, help="M = N = K (default 4096)")
     size.add_argument("--mnk", type=_mnk, help="M,N,K")
+    ap.add_argument("--global-loads", action="store_true", help="also the L1's global-load counters (tag and data stages)")
     a = ap.parse_args()
     if a.size is not None and a.size < 1:
         ap.error(f"--size {a.size}: must be at least 1")
     mnk = a.mnk or ((a.size,) * 3 if a.size else (4096, 4096, 4096))
-    sys.exit(main(a.out, a.specs, mnk))
+    sys.exit(main(a.out, a.specs, mnk, a.global_loads))
