@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Optional, Sequence
 
 import numpy as np
@@ -278,7 +279,8 @@ class LocalStage:
     latency: np.ndarray  # cycles a local load (LDL) waits: L1's where the frames fit there, else L2's and DRAM's by share
 
 
-def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks) -> LocalStage:
+def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks,
+                configs: Sequence[KernelConfig] = ()) -> LocalStage:
     """Without registers for the accumulators and their fragments the arrays live in local memory:
     every FFMA loads and stores its accumulator (8 B) and, once the frame also holds the fragments,
     loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
@@ -288,7 +290,9 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     L2 bytes / (the frames that exist at once) of them and DRAM the rest. Frames exist only for blocks that run: a grid of fewer blocks than a
     wave holds (blocks < SMs x blocks per SM) has that many frames, not a full wave's, and an SM
     holds no more blocks than the grid gives it. One L1TEX data pipe (128 B/clk) serves shared,
-    global and local accesses alike."""
+    global and local accesses alike: a block's tile loads take tile bytes / 128 wavefronts, and where
+    the kernel stages through kernels/tile_f4.cuh the lines its warps' loads touch beyond that
+    (ldg_returns: one wavefront per line)."""
     mem = device.memory
     thr, local, b = r.threads, r.local_bytes, o.blocks_per_sm
     acc_floats = r.bm * r.bn / thr
@@ -303,7 +307,8 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     live = np.minimum(np.asarray(blocks, float), sms * np.maximum(b, 1))  # blocks running at once, all SMs
     in_l1 = local * thr * resident <= l1_data_bytes(device, r.smem_bytes, b)
     l2_share = np.clip(mem.l2_bytes / np.maximum(local * thr * live, 1.0), 0.0, 1.0)
-    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES, 0.0)
+    returns = np.array([ldg_returns(c) * c.threads / 32 for c in configs]) if configs else 0.0  # the lines beyond the widths
+    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES + returns, 0.0)
     lat = device.latency
     beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
@@ -486,7 +491,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
     ll = littles_law_stage(device, r, o, hz)
-    loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
+    loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks, configs)
     w = waves_stage(device, o, t)
     edge = np.zeros(n)  # kernels/outer_f4.cuh, INNER_BODY: the ragged choice decides which blocks run the edge body
     for rg in {cfg.ragged for cfg in configs}:
@@ -669,20 +674,65 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     return 0.0 if us is None else us * 1e-6
 
 
-def ldg_wavefronts(cfg: KernelConfig) -> float:
-    """What the replay charges each global load of a k-tile's staging on the L1TEX pipe it shares with
-    the shared-memory loads and stores (model.schedule), for the kernels that stage through
-    kernels/tile_f4.cuh's load_tile: the layout's width, the wavefronts of one of its loads, whatever the
-    binary's load width. The edge body, and the inner body of ragged = inner, load the float4 layout four
-    scalars at a time, and each scalar load touches the lines and sectors its float4 load would (ncu on the
-    H100, results/archive/ncu-scalar-loads-20261125-h100-sxm.csv: 4x the requests and 4x the sectors of
-    the float4 loads, 25-50 % more LSU wavefronts, short-scoreboard stalls behind the shared loads), so it
-    occupies the pipe as long; counting each at its own width (1) charged the scalar bodies a quarter of
-    that. 0 (the binary's width) for the other kernels."""
+def _stages_tile_f4(cfg: KernelConfig) -> bool:
+    """Whether the kernel stages its tiles through kernels/tile_f4.cuh's load_tile (as smem_banks tells them)."""
     s = cfg.spec
-    if s.staging != "registers" or s.smem_read_vector != 4:  # tile_f4.cuh's kernels, as smem_banks tells them
+    return s.staging == "registers" and s.smem_read_vector == 4
+
+
+def ldg_wavefronts(cfg: KernelConfig) -> float:
+    """What the replay charges each global load of a k-tile's staging on the L1TEX pipe as it issues
+    (model.schedule), for the kernels that stage through kernels/tile_f4.cuh's load_tile: the layout's
+    width, the wavefronts of one of its loads, whatever the binary's load width. The edge body, and the
+    inner body of ragged = inner, load the float4 layout four scalars at a time, and each scalar load
+    touches the lines and sectors its float4 load would (ncu on the H100,
+    results/archive/ncu-scalar-loads-20261125-h100-sxm.csv: 4x the requests and 4x the sectors of the
+    float4 loads, 25-50 % more LSU wavefronts, short-scoreboard stalls behind the shared loads), so it
+    occupies the pipe as long; counting each at its own width (1) charged the scalar bodies a quarter of
+    that. What a load's lines take beyond its width is ldg_returns. 0 (the binary's width) for the other
+    kernels."""
+    return float(cfg.gmem_vector) if _stages_tile_f4(cfg) else 0.0
+
+
+def ldg_returns(cfg: KernelConfig) -> float:
+    """Data-stage wavefronts a warp's global loads of one k-tile take beyond their width (ldg_wavefronts),
+    for the kernels that stage through kernels/tile_f4.cuh: the L1TEX data stage serves a global load one
+    wavefront per distinct 128-byte line a warp's load touches (tile_load_lines), so A's float4 loads at
+    bk = 4, 32 rows of 16 bytes, take 32 wavefronts where their width says 4. ncu on the H100 counts
+    1.01-1.13 x these lines per global load instruction for fourteen configurations
+    (results/archive/ncu-global-loads-20261126-h100-sxm.json, benchmarks/ldg_wavefronts.py); the data stage
+    was 80-92 % busy in the four of them the model had 19-30 % fast. When the lines take the stage is not
+    known (the data come back from L1 or the L2 after the load issued), so the replay adds them to the
+    pipe's work in a pass, which bounds the pass (model.schedule), and not to the queue in front of the
+    shared loads issued after it: charging every line at issue was tried and made the accuracy set 6.4 ->
+    7.9 % (docs/model.md, "Global loads on the L1TEX pipe"). 0 for the other kernels and for coalesced
+    loads (a float4 load of 512 contiguous bytes is its 4 lines)."""
+    if not _stages_tile_f4(cfg):
         return 0.0
-    return float(cfg.gmem_vector)
+    w = float(cfg.gmem_vector)
+    return sum(max(n - w, 0.0) for n in tile_load_lines(cfg)) / (cfg.threads / 32)
+
+
+@lru_cache(maxsize=4096)
+def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
+    """Distinct 128-byte lines of each warp's global load in one k-tile's staging (kernels/tile_f4.cuh,
+    load_tile: element e = tid + r x threads of the bm x bk A tile and the bk x bn B tile, row-major,
+    `gmem_vector` floats a load), A's loads then B's, every warp. Rows of A and of B lie in lines of their
+    own (K and N multiples of 32 floats, rows aligned), so a warp's lines are its distinct (row, 128-byte
+    column) pairs: double_buffer 128 x 128 x 8's A loads touch 16 rows of 32 bytes (16 lines), its B loads
+    four 128-byte lines (512 contiguous bytes)."""
+    nt, w = cfg.threads, int(cfg.gmem_vector)
+    out = []
+    for rows, cols in ((cfg.bm, cfg.bk), (cfg.bk, cfg.bn)):
+        per_row = max(cols // w, 1)
+        for r in range(max(rows * cols // (w * nt), 1)):
+            for w0 in range(0, nt, 32):
+                e = np.arange(w0, w0 + 32) + r * nt
+                row, col = e // per_row, (e % per_row) * w
+                inside = row < rows
+                if inside.any():
+                    out.append(len(set(zip(row[inside].tolist(), (col[inside] * 4 // 128).tolist()))))
+    return tuple(out)
 
 
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, banks=0) -> np.ndarray:
@@ -700,7 +750,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
-                                         ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe)
+                                         ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=ldg_returns(configs[k]))
     return out
 
 
@@ -731,7 +781,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
-                                       ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe) for p in (edge, inner)]
+                                       ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=ldg_returns(cfg)) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 

@@ -43,6 +43,9 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
   (benchmarks/ffma_loops.py, docs/model.md "The FFMA rate from the binary").
 - The queue in front of the pipe is unbounded (its depth is not measured): a load waits there, its
   consumers wait for it, but issue does not; a pass is never shorter than the pipe's work in it.
+- A global load's data take the pipe one wavefront per line its warp touches (predict.ldg_returns);
+  what that adds beyond the load's width (`returns`: wavefronts per warp and pass) counts in the pipe's
+  work of the pass, not in the queue at issue, since the data come back later.
 
 Returns cycles per k-tile in steady state (passes 2..P of the loop)."""
 from __future__ import annotations
@@ -63,14 +66,15 @@ def passes_for(n: int) -> int:
 def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, smem_latency: float,
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
-             ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0) -> float:
+             ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
     charged by terms.tile_cycles). banks: the register banks of a scheduler (0: no register-bank term;
     programs without `reads` have none either). ldg_wavefronts: what each global load (G) occupies the
     pipe for (predict.ldg_wavefronts; 0: its width in words). ffma_pipe: clocks an FFMA holds the
-    scheduler's FP32 pipe per issue clock (fp32_pipe_clocks)."""
+    scheduler's FP32 pipe per issue clock (fp32_pipe_clocks). returns: pipe wavefronts per warp and pass
+    beyond the instructions' own (the global loads' lines beyond their width: predict.ldg_returns)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -175,7 +179,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
         span = max(pe[0] for pe in pass_end)
     # the simulated queue in front of the pipe has no depth limit (the MIO queue's depth is not measured),
     # so issue never waits for the pipe itself: its throughput bounds the pass instead
-    return float(max(span, W * sum(wf) * share))
+    return float(max(span, W * (sum(wf) + returns) * share))
 
 
 @lru_cache(maxsize=65536)
@@ -199,10 +203,11 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
                             global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
-                            ffma_pipe: float = 1.0) -> float:
+                            ffma_pipe: float = 1.0, ldg_returns: float = 0.0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
-    generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks."""
+    generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
+    the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     share = float(min(schedulers, max(resident_warps, 1)))
@@ -210,5 +215,6 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
-            round(float(ldg_wavefronts), 4), float(ffma_pipe))
+            round(float(ldg_wavefronts), 4), float(ffma_pipe),
+            round(float(ldg_returns) * tiles_per_pass, 4))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
