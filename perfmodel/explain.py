@@ -40,6 +40,10 @@ def render(p: Prediction) -> str:
         L.append(f"  (L1, per warp and k step: {lines:.0f} distinct lines at {rate:.1f} a clock [{p.l1_line_rate_source}] "
                  f"= {lines / rate:.1f} cycles, {banks:.0f} data wavefronts from the banks: the larger, "
                  f"{max(banks, lines / rate):.1f}, is what smem counts)")
+    if p.ldg_returns_per_warp_tile:
+        L.append(f"  (L1 data stage: a warp's global load of the tile touches {p.ldg_lines_per_load:.1f} lines on average, one "
+                 f"wavefront each; beyond the loads' width that is {p.ldg_returns_per_warp_tile:.0f} wavefronts per warp and k-tile, "
+                 f"counted in smem and in the simulated pass's pipe work)")
     L.append("Little's law (per SM: in flight needed = latency x throughput vs available)")
     L.append(f"  {'level':6} {'latency':>8} {'needed':>10} {'available':>10} {'unit':>10} {'fraction':>9}")
     for row in p.littles_law:

@@ -101,3 +101,17 @@ def test_the_returns_on_the_run_measured_after_them():
     a, b = np.array([without[k] for k in moved]), np.array([with_returns[k] for k in moved])
     assert a.mean() > 10 and np.abs(b).mean() < 0.5 * np.abs(a).mean() and abs(b.mean()) < 5
     assert {k[0] for k in still} == {"double_buffer", "warp_tiled"}
+
+
+def test_predict_shows_the_lines_of_the_tile_loads(capsys):
+    from perfmodel.cli import main
+
+    args = ["predict", "--device", "h100-sxm", "--kernel", "double_buffer", "--bm", "128", "--bn", "32", "--bk", "4",
+            "--tm", "16", "--tn", "8", "--registers", "128"]
+    assert main(args) == 0
+    assert "touches 26.4 lines on average" in capsys.readouterr().out
+    assert main(args + ["--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ldg_lines_per_load"] == 26.4 and d["ldg_returns_per_warp_tile"] == 112.0
+    assert main(["predict", "--device", "h100-sxm", "--kernel", "tiled_2d", "--registers", "128"]) == 0
+    assert "L1 data stage" not in capsys.readouterr().out

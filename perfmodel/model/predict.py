@@ -905,6 +905,10 @@ class Prediction(_M):
     # the B line), the most words of A in one bank (+1 for B), the lines the L1 looks up per clock and whence
     l1_lines_per_warp_step: Optional[float] = None
     l1_bank_wavefronts_per_warp_step: Optional[float] = None
+    # the tile_f4.cuh kernels' global loads on the L1TEX data stage: the lines a warp's load touches (mean over
+    # a k-tile's loads: tile_load_lines) and the wavefronts a warp's loads of one k-tile take beyond their width
+    ldg_lines_per_load: Optional[float] = None
+    ldg_returns_per_warp_tile: Optional[float] = None
     l1_line_rate: Optional[float] = None
     l1_line_rate_source: Optional[str] = None
     time_s: float
@@ -1025,6 +1029,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
         **_l1_fields(device, r, k),
+        **({} if not _stages_tile_f4(config) else
+           dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=ldg_returns(config))),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
 
