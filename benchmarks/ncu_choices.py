@@ -33,7 +33,9 @@ GLOBAL_LOADS = [
     "l1tex__data_pipe_lsu_wavefronts.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__m_xbar2l1tex_read_sectors_mem_lg_op_ld.sum", "l1tex__f_wavefronts.sum", "l1tex__lsuin_requests.sum",
     "lts__t_sectors_srcunit_tex_op_read.sum", "l1tex__throughput.avg.pct_of_peak_sustained_active",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smsp__inst_executed_op_ldgsts.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum", "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_ldgsts.sum",
 ]
 
 
