@@ -68,7 +68,11 @@ def test_a_dram_bound_a_walk_slows_by_the_measured_share_and_a_square_does_not_m
     with_term = predict(fig, walk, 4096, 16, 4096)
     without = predict(dev, walk, 4096, 16, 4096)
     assert with_term.bound == without.bound == "dram"
-    assert without.gflops / with_term.gflops > 1.3  # 32-byte segments of A at 63 % of the stream rate
+    # 32-byte segments of A at 63 % of the stream rate: the DRAM term of a k-tile (A's reads with B's and C's)
+    assert with_term.cycles_per_tile["dram"] / without.cycles_per_tile["dram"] > 1.5
+    # and the time, less: the grid is one partial wave (4 blocks per SM), whose compute phase, lengthened by
+    # the data stage's work for A's loads (model.predict.ldg_returns), bounds it once DRAM runs at the stream rate
+    assert without.gflops / with_term.gflops > 1.25
     square = KernelConfig.make("double_buffer")
     a, b = predict(fig, square, 4096, 4096, 4096), predict(dev, square, 4096, 4096, 4096)
     assert a.gflops == pytest.approx(b.gflops, rel=1e-3)

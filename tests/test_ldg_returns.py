@@ -43,6 +43,36 @@ def test_lines_of_the_tile_staging():
     assert ldg_wavefronts(KernelConfig.make("tiled_2d")) == 0.0 and ldg_returns(KernelConfig.make("tiled_2d")) == 0.0
 
 
+def _enumerated_lines(cfg: KernelConfig) -> list[int]:
+    """The lines of every warp's load, element by element (kernels/tile_f4.cuh's load_tile map)."""
+    nt, w, out = cfg.threads, int(cfg.gmem_vector), []
+    for rows, cols in ((cfg.bm, cfg.bk), (cfg.bk, cfg.bn)):
+        per_row = cols // w
+        for r in range(rows * cols // (w * nt)):
+            for w0 in range(0, nt, 32):
+                e = np.arange(w0, w0 + 32) + r * nt
+                out.append(len({(int(row), int(c) * w * 4 // 128) for row, c in zip(e // per_row, e % per_row)}))
+    return sorted(out)
+
+
+def test_the_closed_form_counts_what_the_load_map_touches():
+    import itertools
+
+    checked = 0
+    for kernel, bm, bn, bk, t, lw in itertools.product(("double_buffer", "tiled_2d_float4", "warp_tiled"), (16, 64, 128, 256),
+                                                       (16, 32, 128, 256), (4, 8, 16, 32, 64), ((8, 8), (16, 8), (4, 4)), (None, 1)):
+        kw = dict(bm=bm, bn=bn, bk=bk, tm=t[0], tn=t[1], **({"load_width": lw} if lw else {}))
+        if kernel == "warp_tiled":
+            kw.update(wm=min(bm, 64), wn=min(bn, 64), wn_iter=1)
+        try:
+            cfg = KernelConfig.make(kernel, **kw)
+        except Exception:  # not a valid configuration
+            continue
+        assert sorted(tile_load_lines(cfg)) == _enumerated_lines(cfg), cfg.label()
+        checked += 1
+    assert checked > 300
+
+
 def test_the_lines_are_what_ncu_counts():
     """ncu's LSU data-stage wavefronts of global loads (all data wavefronts less the shared-memory ones) per
     global load instruction, for the fourteen configurations measured, against the model's lines."""

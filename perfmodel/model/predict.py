@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Optional, Sequence
 
 import numpy as np
@@ -54,7 +53,8 @@ def _structure(cfg: KernelConfig) -> tuple:
         l1_w = 0.0
     ffma = cfg.bm * cfg.bn * bk / thr
     return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, cfg.barriers_per_tile,
-            cfg.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0)
+            cfg.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0,
+            ldg_returns(cfg))
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ class ResourceStage:
     uses_smem: np.ndarray
     lds_per_step: np.ndarray
     wavefronts_per_lds: np.ndarray
+    ldg_returns: np.ndarray  # data-stage wavefronts a warp's global loads of a k-tile take beyond their width (ldg_returns)
     c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores)
     splits: np.ndarray  # slices of K asked for (split_k; 1 for the others)
     # the smem-less kernels' warp loads per k step (l1_lines_stage; NaN for the others): distinct 128-byte
@@ -113,7 +114,7 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     n = len(configs)
     smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
-    thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step, wf_per_lds = st
+    thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step, wf_per_lds, returns = st
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
     local = np.array([float(b.local_bytes) for b in builds])
     known = np.array([b.registers is not None for b in builds], dtype=bool)
@@ -129,7 +130,7 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     return ResourceStage(threads=thr, registers=regs, smem_bytes=smem, local_bytes=local, bm=bm, bn=bn, bk=bk,
                          ffma_per_thread=ffma_t, lds_block=lds_i, smem_wavefronts_block=smem_w, sts_block=sts_i,
                          ldg_per_thread=ldg_t, barriers=bars, buffers=bufs, uses_smem=uses_smem, lds_per_step=lds_per_step,
-                         wavefronts_per_lds=wf_per_lds, c_store_ratio=np.array([c_store_ratio(c) for c in configs]),
+                         wavefronts_per_lds=wf_per_lds, ldg_returns=returns, c_store_ratio=np.array([c_store_ratio(c) for c in configs]),
                          splits=np.array([float(c.k_splits) for c in configs]))
 
 
@@ -279,8 +280,7 @@ class LocalStage:
     latency: np.ndarray  # cycles a local load (LDL) waits: L1's where the frames fit there, else L2's and DRAM's by share
 
 
-def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks,
-                configs: Sequence[KernelConfig] = ()) -> LocalStage:
+def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks) -> LocalStage:
     """Without registers for the accumulators and their fragments the arrays live in local memory:
     every FFMA loads and stores its accumulator (8 B) and, once the frame also holds the fragments,
     loads both operands (8 B more); otherwise the frame holds spilled registers, reloaded once per
@@ -307,8 +307,7 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     live = np.minimum(np.asarray(blocks, float), sms * np.maximum(b, 1))  # blocks running at once, all SMs
     in_l1 = local * thr * resident <= l1_data_bytes(device, r.smem_bytes, b)
     l2_share = np.clip(mem.l2_bytes / np.maximum(local * thr * live, 1.0), 0.0, 1.0)
-    returns = np.array([ldg_returns(c) * c.threads / 32 for c in configs]) if configs else 0.0  # the lines beyond the widths
-    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES + returns, 0.0)
+    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES + r.ldg_returns * thr / 32, 0.0)  # + the lines beyond the widths
     lat = device.latency
     beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
@@ -491,7 +490,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
     ll = littles_law_stage(device, r, o, hz)
-    loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks, configs)
+    loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
     w = waves_stage(device, o, t)
     edge = np.zeros(n)  # kernels/outer_f4.cuh, INNER_BODY: the ragged choice decides which blocks run the edge body
     for rg in {cfg.ragged for cfg in configs}:
@@ -709,30 +708,29 @@ def ldg_returns(cfg: KernelConfig) -> float:
     loads (a float4 load of 512 contiguous bytes is its 4 lines)."""
     if not _stages_tile_f4(cfg):
         return 0.0
-    w = float(cfg.gmem_vector)
-    return sum(max(n - w, 0.0) for n in tile_load_lines(cfg)) / (cfg.threads / 32)
+    w = int(cfg.gmem_vector)
+    n_a, n_b = cfg.bm * cfg.bk / (32 * w), cfg.bk * cfg.bn / (32 * w)  # warp loads of A and of B per k-tile
+    return (n_a * (warp_load_lines(cfg.bk, w) - w) + n_b * (warp_load_lines(cfg.bn, w) - w)) / (cfg.threads / 32)
 
 
-@lru_cache(maxsize=4096)
+def warp_load_lines(cols: int, width: int) -> int:
+    """Distinct 128-byte lines one warp's load touches in kernels/tile_f4.cuh's map (element e = tid + r x
+    threads of a tile `cols` floats wide, `width` floats an element, row-major; rows in lines of their own:
+    K and N multiples of 32 floats): 32 consecutive elements lie in one row where a row holds 32 or more
+    of them (its `width` lines, the whole 512 or 128 bytes), else across 32 / (cols / width) rows of
+    ceil(cols / 32) lines each. double_buffer 128 x 128 x 8: A's float4 loads 16 rows of 32 bytes (16
+    lines), B's 512 contiguous bytes (4); at bk = 4, 32 rows of 16 bytes (32)."""
+    per_row = max(cols // width, 1)
+    return width if per_row >= 32 else (32 // per_row) * -(-cols // 32)
+
+
 def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
-    """Distinct 128-byte lines of each warp's global load in one k-tile's staging (kernels/tile_f4.cuh,
-    load_tile: element e = tid + r x threads of the bm x bk A tile and the bk x bn B tile, row-major,
-    `gmem_vector` floats a load), A's loads then B's, every warp. Rows of A and of B lie in lines of their
-    own (K and N multiples of 32 floats, rows aligned), so a warp's lines are its distinct (row, 128-byte
-    column) pairs: double_buffer 128 x 128 x 8's A loads touch 16 rows of 32 bytes (16 lines), its B loads
-    four 128-byte lines (512 contiguous bytes)."""
-    nt, w = cfg.threads, int(cfg.gmem_vector)
-    out = []
-    for rows, cols in ((cfg.bm, cfg.bk), (cfg.bk, cfg.bn)):
-        per_row = max(cols // w, 1)
-        for r in range(max(rows * cols // (w * nt), 1)):
-            for w0 in range(0, nt, 32):
-                e = np.arange(w0, w0 + 32) + r * nt
-                row, col = e // per_row, (e % per_row) * w
-                inside = row < rows
-                if inside.any():
-                    out.append(len(set(zip(row[inside].tolist(), (col[inside] * 4 // 128).tolist()))))
-    return tuple(out)
+    """The lines of every warp's load in one k-tile's staging (warp_load_lines), A's loads then B's: the
+    catalogue's whole-loads rule makes every load of a tile a full warp's, so A's all touch as many lines,
+    and B's."""
+    w = int(cfg.gmem_vector)
+    n_a, n_b = cfg.bm * cfg.bk // (32 * w), cfg.bk * cfg.bn // (32 * w)
+    return (warp_load_lines(cfg.bk, w),) * n_a + (warp_load_lines(cfg.bn, w),) * n_b
 
 
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, banks=0) -> np.ndarray:
