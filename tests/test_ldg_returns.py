@@ -85,13 +85,12 @@ def test_the_lines_are_what_ncu_counts():
         assert 1.0 <= measured / model <= 1.15, (label, measured, model)
 
 
-def test_the_returns_on_a_recorded_tuning_run():
-    """The design-choice tuning run at 4096 replayed with and without the returns: the points they move
-    (the loads of many lines: small k-tiles, tall A tiles) were 9 % optimistic on average; with them the
-    error of those points must fall by a third and the run's must not rise."""
-    run = analysis.load_run(TUNE_RUN)
-    facts = analysis.run_facts(run, TUNE_RUN)
-    fig = analysis.run_figures(TUNE_RUN, calibration="results/reference-calibration-h100-sxm.toml")
+def _errors_with_and_without_returns(rd: str) -> tuple[dict, dict]:
+    """A recorded H100 run's errors per point (reference calibration), with the model as it is and with
+    ldg_returns at zero."""
+    run = analysis.load_run(rd)
+    facts = analysis.run_facts(run, rd)
+    fig = analysis.run_figures(rd, calibration="results/reference-calibration-h100-sxm.toml")
 
     def errors():
         return {(r["kernel"], r["config"], r["M"], r["N"], r["K"]): r["error_pct"] for r in analysis.rows(run, fig, facts)
@@ -100,6 +99,14 @@ def test_the_returns_on_a_recorded_tuning_run():
     with_returns = errors()
     with mock.patch.object(P, "ldg_returns", lambda cfg: 0.0):
         without = errors()
+    return with_returns, without
+
+
+def test_the_returns_on_a_recorded_tuning_run():
+    """The design-choice tuning run at 4096 replayed with and without the returns: the points they move
+    (the loads of many lines: small k-tiles, tall A tiles) were 9 % optimistic on average; with them the
+    error of those points must fall by a third and the run's must not rise."""
+    with_returns, without = _errors_with_and_without_returns(TUNE_RUN)
     moved = [k for k in with_returns if abs(with_returns[k] - without[k]) > 1e-6]
     a, b = np.array([without[k] for k in moved]), np.array([with_returns[k] for k in moved])
     assert len(moved) >= 10 and a.mean() > 5
@@ -112,18 +119,7 @@ def test_the_returns_on_the_run_measured_after_them():
     configurations whose loads touch many lines and three whose loads touch only their width's. Without the
     returns the six were 16 % optimistic; with them their error must fall by half with no bias left beyond
     5 %, and the three must not move."""
-    rd = "results/20261126-202235-h100-sxm-ldg-returns"
-    run = analysis.load_run(rd)
-    facts = analysis.run_facts(run, rd)
-    fig = analysis.run_figures(rd, calibration="results/reference-calibration-h100-sxm.toml")
-
-    def errors():
-        return {(r["kernel"], r["config"], r["M"], r["N"], r["K"]): r["error_pct"] for r in analysis.rows(run, fig, facts)
-                if r.get("error_pct") is not None}
-
-    with_returns = errors()
-    with mock.patch.object(P, "ldg_returns", lambda cfg: 0.0):
-        without = errors()
+    with_returns, without = _errors_with_and_without_returns("results/20261126-202235-h100-sxm-ldg-returns")
     assert len(with_returns) == 36
     moved = [k for k in with_returns if abs(with_returns[k] - without[k]) > 1e-6]
     still = [k for k in with_returns if k not in moved]

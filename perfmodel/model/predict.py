@@ -709,8 +709,7 @@ def ldg_returns(cfg: KernelConfig) -> float:
     if not _stages_tile_f4(cfg):
         return 0.0
     w = int(cfg.gmem_vector)
-    n_a, n_b = cfg.bm * cfg.bk / (32 * w), cfg.bk * cfg.bn / (32 * w)  # warp loads of A and of B per k-tile
-    return (n_a * (warp_load_lines(cfg.bk, w) - w) + n_b * (warp_load_lines(cfg.bn, w) - w)) / (cfg.threads / 32)
+    return sum(n - w for n in tile_load_lines(cfg)) / (cfg.threads / 32)  # a load never touches fewer lines than its width
 
 
 def warp_load_lines(cols: int, width: int) -> int:
@@ -1028,7 +1027,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         lockstep_extra_cycles=float(c.lockstep[k]),
         **_l1_fields(device, r, k),
         **({} if not _stages_tile_f4(config) else
-           dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=ldg_returns(config))),
+           dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=float(r.ldg_returns[k]))),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
         bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
 
