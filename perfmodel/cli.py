@@ -150,6 +150,11 @@ def _check(a) -> None:
         raise UserError("--variants is its own plan; it excludes --quick, --shapes and --resume")
     if a.cmd == "validate" and a.shapes and (a.quick or a.ncu):
         raise UserError(f"--shapes measures the whole corpus class; {'--quick' if a.quick else '--ncu'} applies to the square ladder run only")
+    if a.cmd in ("validate", "bench") and getattr(a, "plan_only", False):
+        if not a.resume:
+            raise UserError("--plan-only finishes the plan of a run stopped while ranking the corpus; name it with --resume RUN")
+        if a.gpus is not None or a.ray is not None:
+            raise UserError("--plan-only measures nothing; it takes no --gpus or --ray")
     if a.cmd == "bench" and a.resume:
         for opt, val in (("--shapes", a.shapes != "all"), ("--holdout", a.holdout), ("--out", a.out)):
             if val:
@@ -285,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measure the shape corpus (shapes/corpus.toml), one class or all: per shape cuBLAS, the ladder, "
                         "the model's top 3 and 10 random configurations, each point recorded as it finishes")
     v.add_argument("--resume", metavar="RUN", help="continue a --shapes run that stopped: measure what it has not recorded")
+    v.add_argument("--plan-only", action="store_true",
+                   help="with --resume of a run stopped while it was ranking the corpus: finish its plan (plan.json) and "
+                        "measure nothing; no GPU needed (the run's calibration and this machine's compiler facts)")
     v.add_argument("--variants", action="store_true",
                    help="the design choices at 4096: every combination of each kernel's choices at its default tiles and "
                         "100 random configurations over tiles and choices (seeded by --seed), beside cuBLAS and the ladder; "
@@ -302,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--holdout", action="store_true", help="measure the corpus hold-out shapes too (left out otherwise)")
     be.add_argument("--out", help="results folder to create (default results/<date>-<gpu>-bench-CLASS)")
     be.add_argument("--resume", metavar="RUN", help="continue a bench run that stopped: measure what it has not recorded")
+    be.add_argument("--plan-only", action="store_true",
+                    help="with --resume of a run stopped while it was ranking the corpus: finish its plan (plan.json) and "
+                         "measure nothing; no GPU needed (the run's calibration and this machine's compiler facts)")
     _add_fleet(be, "measure")
 
     rp = sub.add_parser("report", help="regenerate plots and report.md from a recorded run (no GPU)")

@@ -422,7 +422,10 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if draft.tune_top is None else (draft.tune_top, draft.sample)
     print(f"planning {len(todo)} of {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...",
           flush=True)
-    why = peer.available() if draft.bench else None
+    if draft.bench and draft.planned:  # a resumed draft keeps the peer its first shapes were planned with
+        why = None if any(p.group == "peer" for p in draft.points) else "the run's first shapes were planned without it"
+    else:
+        why = peer.available() if draft.bench else None
     if why is not None:
         print(f"no Triton peer: {why}", file=sys.stderr)
 
@@ -455,7 +458,7 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
 def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
                     tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None,
                     bench: bool = False, holdout: bool = False, gpus: str | None = None, ray: str | None = None,
-                    mixed: bool = False) -> int:
+                    mixed: bool = False, plan_only: bool = False) -> int:
     """Measure the shape corpus (one class or all) on the local GPU. A new run calibrates, ranks (shape by
     shape, each kept in plan.partial.json as it is ranked: a run stopped while planning resumes from the next
     shape) and writes plan.json; every run (new or `resume`d) measures the planned points points.jsonl does not
@@ -465,7 +468,9 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
     per shape cuBLAS, the Triton peer where torch and triton are here (measure.peer) and the model's top 1,
     the hold-out shapes only with `holdout`; its comparison is written beside the report (bench.*).
     gpus ('0,1', 'all') or ray ('auto', an address): measured by a worker per GPU (measure.fleet), every
-    point naming its GPU; mixed: GPUs of several models allowed (reported apart). 1 if any point failed."""
+    point naming its GPU; mixed: GPUs of several models allowed (reported apart). plan_only (with `resume` of a
+    run stopped while it was ranking the corpus): finish plan.json with the run's own calibration and this
+    machine's compiler facts, and measure nothing (no GPU touched). 1 if any point failed."""
     plan = draft = None
     if resume is not None:  # the run is checked before the GPU is touched
         out = Path(resume)
@@ -481,6 +486,16 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
                 plan = Plan.model_validate_json((out / "plan.json").read_text())
             except ValueError as exc:
                 raise UserError(f"{out / 'plan.json'} does not load: {str(exc).splitlines()[0]}") from None
+    if plan_only:
+        if draft is None:
+            raise UserError(f"{out} is already planned (plan.json exists); --plan-only finishes the plan of a run "
+                            f"stopped while it was ranking the corpus")
+        env = draft.environment
+        fig = Figures.load(env.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
+        plan = _plan_shapes(out, fig, draft)
+        print(f"{out / 'plan.json'}: {len(plan.points)} planned points for {env.gpu_name}; measure them there with "
+              f"perfmodel {_command(out)} --resume {out}")
+        return 0
     if plan is not None:
         if run_record(out) is not None:
             if (out / "summary.json").exists():
