@@ -60,7 +60,7 @@ def _case(text: str):
 
 def main(cases) -> int:
     from perfmodel.measure.gpu import Gpu, Problem
-    from perfmodel.measure.timing import do_bench, summarize
+    from perfmodel.measure.timing import bench_us
 
     out = Path(os.environ.get("OUT", "/tmp/out"))
     out.mkdir(parents=True, exist_ok=True)
@@ -76,19 +76,12 @@ def main(cases) -> int:
         read_all(gpu._flush, np.int64(n4), dummy, block=(256, 1, 1), grid=(8 * gpu.sm_count, 1, 1))
 
     def bench(fn, flush):
-        times, _, _ = do_bench(fn, flush, gpu.event, gpu.sync, 25.0, 100.0)
-        s = summarize(times)
-        return dict(median_us=s["median_ms"] * 1e3, q10_us=s["q10_ms"] * 1e3, q90_us=s["q90_ms"] * 1e3, reps=len(times))
+        return bench_us(fn, flush, gpu.event, gpu.sync, 25.0, 100.0)
 
     res = dict(device=gpu.name, flush_bytes=4 * gpu._flush_words, cases=[])
     for i, (M, N, K, cfg) in enumerate(cases):
         prob = Problem(gpu, M, N, K)
-        fn = gpu.function(cfg)
-        run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
-        prob.poison()
-        run()
-        gpu.sync()
-        ok, _, how = prob.verify()
+        run, ok, how = prob.launch_verified(cfg)
         cub = gpu.cublas_launcher(prob.A, prob.B, prob.C, M, N, K)
         row = dict(kernel=cfg.kernel, params=cfg.params(), config=cfg.label(), M=M, N=N, K=K, verified=bool(ok), verification=how)
         for name, fl in (("dirty", gpu.flush), ("clean", clean)):

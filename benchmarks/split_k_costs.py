@@ -38,7 +38,7 @@ CASES = [(512, 512, 16384, dict(splits=8)), (256, 256, 65536, dict(bm=64, bn=64,
 def measure(cases, kscales) -> int:
     from perfmodel.measure.detect import match_shipped
     from perfmodel.measure.gpu import Gpu, Problem
-    from perfmodel.measure.timing import do_bench, summarize
+    from perfmodel.measure.timing import bench_us
 
     OUT = Path(os.environ.get("OUT", "/tmp/out"))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -49,9 +49,7 @@ def measure(cases, kscales) -> int:
     buf = gpu.drv.mem_alloc(1 << 20)
 
     def bench(fn):
-        times, _, _ = do_bench(fn, gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)
-        s = summarize(times)
-        return dict(median_us=s["median_ms"] * 1e3, q10_us=s["q10_ms"] * 1e3, q90_us=s["q90_ms"] * 1e3, reps=len(times))
+        return bench_us(fn, gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)
 
     def one():
         empty(buf, block=(256, 1, 1), grid=(1, 1, 1))
@@ -72,12 +70,8 @@ def measure(cases, kscales) -> int:
     for i, (M, N, K, params) in enumerate(todo):
         cfg = KernelConfig.make("split_k", **params)
         prob = Problem(gpu, M, N, K)
+        whole, ok, how = prob.launch_verified(cfg)
         fn = gpu.function(cfg)
-        whole = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
-        prob.poison()
-        whole()
-        gpu.sync()
-        ok, _, how = prob.verify()
         slices = int(split_slices(K, cfg.bk, cfg.k_splits)[0])
         work = gpu.workspace(4 * slices * M * N)
         grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), slices)

@@ -203,6 +203,16 @@ class Problem:
                 self._ref = ("sampled rows/cols", rows, cols, (a[rows] @ b, a @ b[:, cols]))
         return self._ref
 
+    def launch_verified(self, cfg: KernelConfig):
+        """cfg's timed launch on this problem (Gpu.launcher), run once into a poisoned C and verified:
+        (the launch, ok, how)."""
+        run = self.gpu.launcher(cfg, self.gpu.function(cfg), self.A, self.B, self.C, self.M, self.N, self.K)
+        self.poison()
+        run()
+        self.gpu.sync()
+        ok, _, how = self.verify()
+        return run, ok, how
+
     def verify(self) -> tuple[bool, float, str]:
         c = self.gpu.drv.from_device(self.C, (self.M, self.N), np.float32)
         if not np.isfinite(c).all():

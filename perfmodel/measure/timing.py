@@ -38,6 +38,13 @@ def do_bench(fn, flush, event, sync, warmup_ms: float = 25.0, rep_ms: float = 10
     return times, n_warm, summary
 
 
+def bench_us(fn, flush, event, sync, warmup_ms: float = 25.0, rep_ms: float = 100.0) -> dict:
+    """do_bench of fn, each repetition after flush(): median, q10 and q90 in microseconds, and the repetitions."""
+    times, _, _ = do_bench(fn, flush, event, sync, warmup_ms, rep_ms)
+    s = summarize(times)
+    return dict(median_us=s["median_ms"] * 1e3, q10_us=s["q10_ms"] * 1e3, q90_us=s["q90_ms"] * 1e3, reps=len(times))
+
+
 def summarize(times_ms):
     t = np.asarray(times_ms)
     return dict(median_ms=float(np.median(t)), q10_ms=float(np.quantile(t, 0.1)), q90_ms=float(np.quantile(t, 0.9)),
