@@ -71,9 +71,37 @@ def child(mnk: tuple[int, int, int], specs: list[str]) -> None:
         gpu.sync()
 
 
+def local_device():
+    """The shipped device file of this machine's GPU 0 (None where it is not a shipped device)."""
+    import pycuda.driver as drv
+
+    from perfmodel.devices import load_device
+    from perfmodel.measure.detect import match_shipped
+
+    drv.init()
+    d = drv.Device(0)
+    name = match_shipped(d.name(), "{}.{}".format(*d.compute_capability()))
+    return None if name is None else load_device(name)
+
+
+def misfits(specs: list[str], device) -> list[str]:
+    """What keeps each configuration off the device (KernelConfig.device_violations: static shared memory,
+    threads, registers), found before ncu compiles anything; nothing without a device file."""
+    out = []
+    for s in specs if device is not None else []:
+        problems = parse(s).device_violations(device)
+        if problems:
+            out.append(f"{s}: does not fit {device.name}: " + "; ".join(m for _, m in problems))
+    return out
+
+
 def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096), global_loads: bool = False) -> int:
     from perfmodel.measure.ncu import parse_ncu
 
+    bad = misfits(specs, local_device())
+    if bad:
+        print("error: " + bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), file=sys.stderr)
+        return 2
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     metrics = METRICS + ("," + ",".join(known_metrics(ncu, GLOBAL_LOADS)) if global_loads else "")
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", metrics,

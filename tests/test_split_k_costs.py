@@ -1,6 +1,7 @@
 """The split_k timing and counter records (results/archive/split-k-costs-20261126-h100-sxm.json,
-ncu-split-k-*-20261126-h100-sxm.json.xz) read back on the CPU the way docs/model.md quotes them, and the
-two benchmarks' refusals of malformed cases."""
+ncu-split-k-*-20261126-h100-sxm.json.xz) read back on the CPU the way docs/model.md quotes them, the two
+benchmarks' refusals of malformed cases, and ncu_choices.py's check of configurations against the device file
+before it compiles them."""
 import contextlib
 import io
 import json
@@ -74,3 +75,15 @@ def test_malformed_cases_are_refused_in_one_line(script, arg):
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "error:" in r.stderr.splitlines()[-1]
+
+
+def test_ncu_choices_refuses_what_the_device_cannot_run_before_compiling():
+    import ncu_choices
+
+    from perfmodel.devices import load_device
+
+    h100 = load_device("h100-sxm")
+    bad = ncu_choices.misfits(["async_pipeline:", "async_pipeline:bk=32,stages=3"], h100)
+    assert len(bad) == 1 and bad[0].startswith("async_pipeline:bk=32,stages=3: does not fit h100-sxm")
+    assert "static limit" in bad[0]
+    assert ncu_choices.misfits(["async_pipeline:bk=32,stages=3"], None) == []
