@@ -455,6 +455,11 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     return plan
 
 
+def _run_figures(out: Path, env) -> Figures:
+    """A shape run's figures: its device file with the run's own calibration where it has one."""
+    return Figures.load(env.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
+
+
 def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, resume: Path | None = None,
                     tune_top: int | None = None, sample: int = SHAPE_RANDOM, device: str | None = None,
                     bench: bool = False, holdout: bool = False, gpus: str | None = None, ray: str | None = None,
@@ -491,8 +496,7 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
             raise UserError(f"{out} is already planned (plan.json exists); --plan-only finishes the plan of a run "
                             f"stopped while it was ranking the corpus")
         env = draft.environment
-        fig = Figures.load(env.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
-        plan = _plan_shapes(out, fig, draft)
+        plan = _plan_shapes(out, _run_figures(out, env), draft)
         print(f"{out / 'plan.json'}: {len(plan.points)} planned points for {env.gpu_name}; measure them there with "
               f"perfmodel {_command(out)} --resume {out}")
         return 0
@@ -512,7 +516,7 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         env = (plan or draft).environment
         if env.gpu_name != site.name and not mixed:
             raise UserError(f"{out} was measured on {env.gpu_name}; this GPU is {site.name}")
-        fig = Figures.load(env.device_file, out / "calibration.toml" if (out / "calibration.toml").exists() else None)
+        fig = _run_figures(out, env)
         if plan is None:
             plan = _plan_shapes(out, fig, draft)
     else:
