@@ -20,7 +20,7 @@ import numpy as np
 
 from perfmodel import KernelConfig
 from perfmodel.measure.gpu import Gpu, Problem
-from perfmodel.measure.timing import do_bench, summarize
+from perfmodel.measure.timing import bench_us
 
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
 OUT.mkdir(parents=True, exist_ok=True)
@@ -41,9 +41,7 @@ buf = gpu.drv.mem_alloc(64 * 1024 * 1024 * 4)
 
 
 def bench(fn):
-    times, _, _ = do_bench(fn, gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)
-    s = summarize(times)
-    return dict(median_us=s["median_ms"] * 1e3, q10_us=s["q10_ms"] * 1e3, q90_us=s["q90_ms"] * 1e3, reps=len(times))
+    return bench_us(fn, gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)
 
 
 res = dict(device=gpu.name, sm_count=sms, launch={}, store={}, blocks=[])
@@ -57,15 +55,10 @@ K = 2048 if quick else 8192
 counts = sorted({1, 4, 16, 33, 66, 99, sms, sms + 12, 2 * sms, 4 * sms})
 for kernel in ("double_buffer", "tiled_2d_float4", "warp_tiled"):
     cfg = KernelConfig.make(kernel)
-    fn = gpu.function(cfg)
     for nb in counts:
         M, N = cfg.bm, cfg.bn * nb
         prob = Problem(gpu, M, N, K)
-        run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
-        prob.poison()
-        run()
-        gpu.sync()
-        ok, err, _ = prob.verify()
+        run, ok, _ = prob.launch_verified(cfg)
         t = bench(run)
         per_sm = math.ceil(nb / sms)
         res["blocks"].append(dict(kernel=kernel, config=cfg.label(), blocks=nb, M=M, N=N, K=K, verified=bool(ok),

@@ -393,8 +393,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sim_full = sim_tail = None
     if i.has_program.any():
-        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, fig.register_banks)
-        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, fig.register_banks)
+        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks)
+        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks)
     # lone blocks per SM that started together: the unused bytes of the lines one block's tile touches,
     # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
     # started together only where every wave is of lone blocks or the grid is one partial wave
@@ -412,8 +412,10 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
-    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, loc.latency, fig.register_banks)
-    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, loc.latency, fig.register_banks)
+    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, loc.latency,
+                             r.ldg_returns, fig.register_banks)
+    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, loc.latency,
+                             r.ldg_returns, fig.register_banks)
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
@@ -732,11 +734,11 @@ def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
     return (warp_load_lines(cfg.bk, w),) * n_a + (warp_load_lines(cfg.bn, w),) * n_b
 
 
-def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, banks=0) -> np.ndarray:
+def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, returns, banks=0) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
     local_latency: per config, what a local load waits (LocalStage.latency: L1's, or L2's and DRAM's
-    where the frames do not fit in L1); banks: the register-bank term's banks (0: none,
-    Figures.register_banks)."""
+    where the frames do not fit in L1); returns: per config, ldg_returns (ResourceStage.ldg_returns); banks:
+    the register-bank term's banks (0: none, Figures.register_banks)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
@@ -747,12 +749,12 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
-                                         ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=ldg_returns(configs[k]))
+                                         ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]))
     return out
 
 
 def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, local_latency,
-                banks=0) -> np.ndarray:
+                returns, banks=0) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
     loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
     order the binary issues them, and the difference kept. The interior loop issues a tile's loads
@@ -778,7 +780,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
-                                       ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=ldg_returns(cfg)) for p in (edge, inner)]
+                                       ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k])) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 
