@@ -57,6 +57,7 @@ class RunScore:
     errors_pct: list
     class_errors_pct: dict = field(default_factory=dict)  # a shape run's errors by corpus class (hold-out left out)
     bounds: list = field(default_factory=list)  # per point, as errors_pct
+    regimes: list = field(default_factory=list)  # per point: its occupancy regime (predict.occupancy_regime)
     intervals: list = field(default_factory=list)  # per point: (measured, predicted, q05, q25, q75, q95) GFLOPS
     kernel_points: list = field(default_factory=list)  # per kernel point: {kernel, config (JSON), error_pct} (the choice tables)
 
@@ -88,7 +89,7 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                     top1_gap_pct=top1, errors_pct=[float(e) for e in err],
                     class_errors_pct={c: [float(r["error_pct"]) for r in pts if r.get("shape_class") == c]
                                       for c in SHAPE_CLASSES if any(r.get("shape_class") == c for r in pts)},
-                    bounds=[r["bound"] for r in pts],
+                    bounds=[r["bound"] for r in pts], regimes=[r.get("regime", "") for r in pts],
                     kernel_points=[dict(kernel=r["kernel"], config=r["config"], error_pct=float(r["error_pct"])) for r in pts
                                    if r["kernel"] != "cublas"],
                     intervals=[tuple(float(r[k]) for k in ("measured_gflops", "predicted_gflops", "q05_gflops", "q25_gflops",
@@ -156,7 +157,7 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:
-    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "intervals", "kernel_points")}
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "regimes", "intervals", "kernel_points")}
                       for s in scores], overall=overall)
 
 
@@ -164,4 +165,4 @@ def spread_of(scores: list[RunScore], source: str) -> dict:
     """model_spread.toml's content from scored runs (model.uncertainty.spread_table)."""
     bounds = [b for s in scores for b in s.bounds]
     ratios = [1.0 + e / 100.0 for s in scores for e in s.errors_pct]
-    return spread_table(bounds, ratios, source)
+    return spread_table(bounds, ratios, source, regimes=[g for s in scores for g in s.regimes])

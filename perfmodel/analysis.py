@@ -125,7 +125,7 @@ def rows(run: Run, figures: Figures | None, build_facts: RunFacts, holdout: bool
             if p.interval is not None:
                 r.update(q05_gflops=p.interval.q05_GFLOPS, q25_gflops=p.interval.q25_GFLOPS,
                          q75_gflops=p.interval.q75_GFLOPS, q95_gflops=p.interval.q95_GFLOPS)
-            r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
+            r.update(_prediction=p, predicted_gflops=p.gflops, bound=p.bound, regime=p.regime, prefetch=p.prefetch, exposed_latency_cycles=p.exposed_latency_cycles,
                      cycles=p.cycles_per_tile, blocks_per_sm=p.occupancy.blocks_per_sm,
                      driver_blocks_per_sm=m.driver_blocks_per_sm, limiter=p.occupancy.limiter)
             if m.verified and m.gflops_median and (holdout or not r["holdout"]):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .model import Prediction
 from .model.terms import one_wave
+from .model import uncertainty as U
 
 
 def _si(x: float, unit: str) -> str:
@@ -117,6 +118,24 @@ INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory 
                "registers": "registers per thread", "reuse": "DRAM traffic"}
 
 
+REGIME_WORDS = {"lone": "at most one warp per scheduler", "subwave": "under one wave", "few": "under four waves",
+                "many": "four waves or more"}
+
+
+def _model_source(p: Prediction) -> str:
+    """Where the interval's model part comes from: the published points, or the recorded points of the
+    prediction's bound and occupancy regime (or of its bound, or all, where those are too few)."""
+    kind = p.interval.inputs.get("model", "recorded")
+    if kind != "recorded":
+        return MODEL_SPREAD.get(kind, kind)
+    key, n = U.residual_group(p.bound, p.regime)
+    if not key:
+        return "no recorded residuals"
+    if "/" in key:
+        return f"recorded residuals of {n:,} points bound by {p.bound}, {REGIME_WORDS.get(p.regime, p.regime)}"
+    return f"recorded residuals of {n:,} points bound by {key}" if key != "all" else f"recorded residuals of all {n:,} points"
+
+
 def render_interval(p: Prediction) -> list[str]:
     """The interval lines of `predict`: the 50 % and 90 % intervals, and what each input adds alone."""
     iv = p.interval
@@ -125,6 +144,6 @@ def render_interval(p: Prediction) -> list[str]:
     if iv.parts:
         L.append("  90 % range from each source alone (the others at their figures):")
         for k, (lo, hi) in sorted(iv.parts.items(), key=lambda kv: kv[1][0] - kv[1][1]):
-            src = MODEL_SPREAD.get(iv.inputs.get("model", "recorded")) if k == "model" else PROVENANCE.get(iv.inputs.get(k, ""), iv.inputs.get(k, ""))
+            src = _model_source(p) if k == "model" else PROVENANCE.get(iv.inputs.get(k, ""), iv.inputs.get(k, ""))
             L.append(f"    {INPUT_NAMES.get(k, k):24} {100 * lo:+6.1f} % to {100 * hi:+6.1f} %   [{src}]")
     return L

@@ -458,6 +458,14 @@ class PredictionBatch:
     def blocks_per_sm(self) -> np.ndarray:
         return self.occupancy.blocks_per_sm
 
+    @property
+    def regime(self) -> np.ndarray:
+        """Each config's occupancy regime (occupancy_regime): the key, beside its bound, of the model's
+        recorded residual spread (model.uncertainty)."""
+        return occupancy_regime(self.waves.resident * self.occupancy.warps_per_block,
+                                self.figures.effective.compute.warp_schedulers_per_sm,
+                                self.traffic.blocks / np.maximum(self.waves.blocks_per_wave, 1))
+
     def again(self, idx, builds) -> "PredictionBatch":
         """Configs idx predicted again with other build facts (same figures, problem and clock)."""
         M, N, K = (np.asarray(d)[idx] for d in self.dims)
@@ -467,6 +475,19 @@ class PredictionBatch:
     @property
     def cycles(self) -> np.ndarray:
         return self.compute.cycles
+
+
+REGIMES = ("lone", "subwave", "few", "many")
+
+
+def occupancy_regime(busiest_warps, schedulers, waves) -> np.ndarray:
+    """The regime a grid runs in, from what fills a warp's stalls: "lone" where the busiest SM holds at
+    most one warp per scheduler (nothing issues while a warp waits: docs/model.md, "One block per SM"),
+    else "subwave" for a grid of less than one wave (every block starts at once, no later wave overlaps
+    its first tile), "few" for under four waves (the first wave's and the last wave's costs weigh), and
+    "many" otherwise (the steady state every term describes)."""
+    busiest_warps, waves = np.broadcast_arrays(np.asarray(busiest_warps, dtype=float), np.asarray(waves, dtype=float))
+    return np.where(busiest_warps <= schedulers, "lone", np.where(waves < 1.0, "subwave", np.where(waves < 4.0, "few", "many")))
 
 
 def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig], problem: Problem,
@@ -915,6 +936,7 @@ class Prediction(_M):
     pct_of_peak: float
     bound: str
     reason: str
+    regime: str = ""  # occupancy_regime: lone, subwave, few or many (the model spread's key beside the bound)
     interval: Optional[Interval] = None
 
 
@@ -1031,7 +1053,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         **({} if not _stages_tile_f4(config) else
            dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=float(r.ldg_returns[k]))),
         time_s=float(bt.time_s[k]), gflops=float(bt.gflops[k]), pct_of_peak=float(bt.gflops[k] / peak * 100),
-        bound=bound, reason=reason, interval=interval_row(bt, k, width_parts) if b > 0 else None)
+        bound=bound, reason=reason, regime=str(bt.regime[k]), interval=interval_row(bt, k, width_parts) if b > 0 else None)
 
 
 def _l1_fields(device: DeviceSpec, r: ResourceStage, k: int) -> dict:

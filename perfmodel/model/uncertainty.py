@@ -15,8 +15,10 @@ Two kinds of uncertainty enter (docs/model.md, "Intervals"):
 - **the model itself**: what is left when every figure is the GPU's measured one. Its spread is the
   distribution of ln(predicted / measured) over the recorded runs `model_spread.toml` lists (the
   accuracy set, the shape runs without the corpus hold-out, the H200 runs; each device's reference
-  calibration, else the run's own), per bound, written by `perfmodel accuracy RUN ... --model-spread
-  FILE`; a bound with fewer than `MIN_POINTS` recorded points uses all points'.
+  calibration, else the run's own), per bound and occupancy regime (predict.occupancy_regime: a warp
+  alone on its scheduler, a grid under one wave, under four, more), written by `perfmodel accuracy RUN ...
+  --model-spread FILE`; a bound and regime with fewer than `MIN_POINTS` recorded points uses the bound's,
+  a bound with fewer uses all points'.
 - **the model on a generation nobody calibrated**: a GPU whose SM generation has no calibration is
   predicted from datasheet figures, and the recorded runs (all of calibrated generations) do not say how
   far the model is off there. Its residual is drawn instead from `transfer_spread.toml`: the distribution
@@ -223,8 +225,9 @@ def input_range(fig, inp: str, kind: str) -> Range:
 @lru_cache(maxsize=4)
 def model_spread(path: Path = SPREAD_FILE) -> Optional[dict]:
     """The model's residual quantiles per bound: {'levels': [...], 'by_bound': {bound: [ln(pred/measured)...]},
-    'points': {bound: n}, 'source': text}; None where the file is absent (while it is being written:
-    the intervals then hold the inputs' spread alone)."""
+    'points': {bound: n}, 'source': text}, and per bound and occupancy regime ('by_bound_regime' for those
+    of MIN_POINTS points or more, keyed "bound/regime"; 'regime_points' counts every pair); None where the
+    file is absent (while it is being written: the intervals then hold the inputs' spread alone)."""
     if not path.is_file():
         return None
     with open(path, "rb") as f:
@@ -273,20 +276,47 @@ def uses_transfer(fig) -> bool:
     return fig.kind == "datasheet" and generation_measured(fig.device) is None and _transfer() is not None
 
 
-def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str) -> dict:
-    """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS."""
+def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str,
+                 regimes: Optional[Sequence[str]] = None) -> dict:
+    """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS, and
+    where given their occupancy regimes (predict.occupancy_regime): the quantiles per bound, and per bound
+    and regime (key "bound/regime") where that pair has MIN_POINTS points."""
     lr = np.log(np.asarray(ratios, dtype=float))
     bs = np.asarray(list(bounds))
     by, pts = {"all": lr}, {"all": len(lr)}
     for b in sorted(set(bs)):
         by[b], pts[b] = lr[bs == b], int((bs == b).sum())
-    return dict(schema_version=1, source=source, levels=SPREAD_LEVELS, points=pts,
-                by_bound={b: _quantiles(x) for b, x in by.items()})
+    out = dict(schema_version=1, source=source, levels=SPREAD_LEVELS, points=pts,
+               by_bound={b: _quantiles(x) for b, x in by.items()})
+    if regimes is not None:
+        keys = np.asarray([f"{b}/{g}" for b, g in zip(bs, regimes)])
+        out["regime_points"] = {k: int((keys == k).sum()) for k in sorted(set(keys))}
+        out["by_bound_regime"] = {k: _quantiles(lr[keys == k]) for k, n in out["regime_points"].items() if n >= MIN_POINTS}
+    return out
 
 
-def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: bool = False) -> np.ndarray:
-    """ln(predicted / measured) at probability u (D, n) for each config's bound; transfer: from the published
-    points' spread (uses_transfer), every bound alike."""
+def residual_group(bound: str, regime: Optional[str] = None) -> tuple[str, int]:
+    """Which recorded points a prediction of this bound and occupancy regime takes the model's residual
+    from, and how many: ("issue/lone", 32) where that bound and regime has MIN_POINTS of them, else the
+    bound's ("issue", 972), else all points' ("all", 4991); ("", 0) without the spread file."""
+    sp = model_spread()
+    if sp is None:
+        return "", 0
+    key = f"{bound}/{regime}"
+    n = sp.get("regime_points", {}).get(key, 0)
+    if regime and n >= MIN_POINTS:
+        return key, int(n)
+    if sp["points"].get(bound, 0) >= MIN_POINTS:
+        return bound, int(sp["points"][bound])
+    return "all", int(sp["points"]["all"])
+
+
+def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: bool = False,
+                        regimes: Optional[Sequence[str]] = None) -> np.ndarray:
+    """ln(predicted / measured) at probability u (D, n) for each config's bound and occupancy regime: the
+    recorded points of that bound in that regime where there are MIN_POINTS of them, else of that bound,
+    else all (residual_group); transfer: from the published points' spread (uses_transfer), every bound
+    alike."""
     if transfer:
         tr = _transfer()
         return np.interp(u, np.asarray(tr["levels"], dtype=float), np.asarray(tr["quantiles"], dtype=float))
@@ -296,9 +326,9 @@ def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: boo
     levels = np.asarray(sp["levels"], dtype=float)
     out = np.empty_like(u)
     for j, b in enumerate(bound_names):
-        q = sp["by_bound"].get(b) if sp["points"].get(b, 0) >= MIN_POINTS else None
-        q = np.asarray(q if q is not None else sp["by_bound"]["all"], dtype=float)
-        out[:, j] = np.interp(u[:, j], levels, q)
+        key, _ = residual_group(b, regimes[j] if regimes is not None else None)
+        q = sp["by_bound_regime"][key] if "/" in key else sp["by_bound"][key]
+        out[:, j] = np.interp(u[:, j], levels, np.asarray(q, dtype=float))
     return out
 
 
@@ -353,7 +383,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
               for v in _register_variants(bt, idx)]
         return np.stack(vs)[level, np.arange(draws)]
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
-    resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), transfer=prov["model"] == "transfer")
+    resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), transfer=prov["model"] == "transfer",
+                                 regimes=list(bt.regime[idx]))
              if only in (None, "model") else np.zeros((draws, n)))
     ck, rf, rs, rl, rd, lm, rp, ru = (mult[k] for k in INPUTS)
     # the L2's reuse: DRAM bytes between the compulsory (A, B and C once) and the model's estimate
