@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Optional, Sequence
 
 import numpy as np
@@ -458,7 +459,7 @@ class PredictionBatch:
     def blocks_per_sm(self) -> np.ndarray:
         return self.occupancy.blocks_per_sm
 
-    @property
+    @cached_property
     def regime(self) -> np.ndarray:
         """Each config's occupancy regime (occupancy_regime): the key, beside its bound, of the model's
         recorded residual spread (model.uncertainty)."""
