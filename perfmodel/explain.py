@@ -111,8 +111,7 @@ PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration
               "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
               "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share", "l1": "not measured: the L1 line rate",
               "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate"}
-MODEL_SPREAD = {"recorded": "recorded residuals for this bound",
-                "transfer": "published measurements of GPUs whose generation nobody calibrated"}
+MODEL_SPREAD = {"transfer": "published measurements of GPUs whose generation nobody calibrated"}
 INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
                "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself",
                "registers": "registers per thread", "reuse": "DRAM traffic"}

@@ -478,9 +478,6 @@ class PredictionBatch:
         return self.compute.cycles
 
 
-REGIMES = ("lone", "subwave", "few", "many")
-
-
 def occupancy_regime(busiest_warps, schedulers, waves) -> np.ndarray:
     """The regime a grid runs in, from what fills a warp's stalls: "lone" where the busiest SM holds at
     most one warp per scheduler (nothing issues while a warp waits: docs/model.md, "One block per SM"),
