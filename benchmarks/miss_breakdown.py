@@ -1,6 +1,7 @@
 """Where the model misses, by a configuration's parameter: the recorded points' error grouped by kernel and
 one or two of bk, bm, bn, tm, tn, blocks (resident blocks per SM), warps (per block), registers (250 and
-more: 'cap'), spills (local frame > 0), size (M, N, K all >= 2048 or not). CPU only; the same predictions as
+more: 'cap'), spills (local frame > 0), regime (Prediction.regime: lone, subwave, few, many), loop (the
+unrolled k-tile loop's code: up to 16, 32, 48, 64 KB or more), size (M, N, K all >= 2048 or not). CPU only; the same predictions as
 `perfmodel accuracy` (the reference calibration of each run's device, else its own).
 
   python3 benchmarks/miss_breakdown.py --by bk[,blocks] [--kernel K] [--min-size 2048] [--figures F] RUN ...
@@ -18,7 +19,14 @@ import numpy as np
 from perfmodel.accuracy import accuracy_set, figures_for
 from perfmodel.analysis import load_run, rows, run_facts
 
-KEYS = ("bk", "bm", "bn", "tm", "tn", "blocks", "warps", "registers", "spills")
+KEYS = ("bk", "bm", "bn", "tm", "tn", "blocks", "warps", "registers", "spills", "regime", "loop")
+LOOP_KB = (16, 32, 48, 64)
+
+
+def _loop(code_bytes: float) -> str:
+    """The loop's code-size group: the first LOOP_KB bound it stays under, else over the last."""
+    kb = code_bytes / 1024
+    return next((f"<={b}KB" for b in LOOP_KB if kb <= b), f">{LOOP_KB[-1]}KB")
 
 
 def _points(job):
@@ -35,7 +43,8 @@ def _points(job):
                         bk=c.get("bk"), bm=c.get("bm"), bn=c.get("bn"), tm=c.get("tm"), tn=c.get("tn"),
                         blocks=p.occupancy.blocks_per_sm, warps=p.resources.warps_per_block,
                         registers="cap" if (r["registers"] or 0) >= 250 else "<250",
-                        spills="spills" if p.resources.local_frame_bytes else "none"))
+                        spills="spills" if p.resources.local_frame_bytes else "none", regime=p.regime,
+                        loop=_loop(p.issue.loop_code_bytes)))
     return out
 
 

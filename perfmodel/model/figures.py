@@ -119,6 +119,27 @@ class Figures:
             return np.inf
         return _fetch_rate(self.device, loop_code_bytes, warps_per_sm)
 
+    def lone_fetch_wait(self, loop_code_bytes):
+        """Cycles per instruction a warp alone on its scheduler waits for instruction fetch in a loop of
+        this code size, beyond what it waits in a loop that fits the instruction caches: 1 / r(code) -
+        1 / r(smallest size measured), r = calibrate's fetch rate with one warp per scheduler (warp
+        instructions per clock per scheduler; `_fetch_rate` at as many warps per SM as schedulers), never
+        below 0. That loop issues independent FFMAs at 0.94-0.98 a clock up to 16 KB and 0.85 / 0.41 / 0.17
+        at 32 / 64 / 160 KB on the H100, and a lone warp has no other warp to issue while it waits; the
+        calibrated FFMA rate was measured on a loop of about 2 KB, so it holds none of this wait. With two
+        or more warps per scheduler the same table only caps the issue rate (`fetch_rate`): at 32 KB two
+        warps a scheduler fetch at the full rate. 0 without a calibration (the datasheet gives no caches)."""
+        code = np.asarray(loop_code_bytes, dtype=float)
+        if not self.calibrated:
+            return np.zeros_like(code)
+        sched = float(self.device.compute.warp_schedulers_per_sm)
+        ref = _fetch_table_min_bytes(self.device)
+        rate = _fetch_rate(self.device, code, sched) / sched
+        if ref is None or not np.all(np.isfinite(rate)):
+            return np.zeros_like(code)
+        rate0 = float(_fetch_rate(self.device, ref, sched)) / sched
+        return np.maximum(0.0, 1.0 / np.maximum(rate, 1e-9) - 1.0 / rate0)
+
     @property
     def l2_port_bytes_per_clock(self) -> Optional[float]:
         """The L2->SM port one SM's tile burst arrives through: calibrate's measurement (None for a
@@ -279,6 +300,16 @@ def with_measured(dev: DeviceSpec) -> DeviceSpec:
            if getattr(m, k) is not None}
     return dev.model_copy(update=dict(memory=dev.memory.model_copy(update=mem),
                                        latency=dev.latency.model_copy(update=lat)))
+
+def _fetch_table_min_bytes(dev) -> Optional[float]:
+    """The smallest loop code size calibrate's fetch table measured (None without the table)."""
+    m = dev.measured
+    if m is None:
+        return None
+    tables = list((m.issue_rate_by_loop_bytes_by_warps or {}).values()) or [m.issue_rate_by_loop_bytes or {}]
+    sizes = [float(k) for t in tables for k in t]
+    return min(sizes) if sizes else None
+
 
 def _fetch_rate(dev, loop_code_bytes, warps_per_sm):
     """Warp instructions per clock one SM can fetch and issue from a loop of this code size with
