@@ -57,9 +57,9 @@ def render(p: Prediction) -> str:
         fetch = (f"the SM fetches at most {i.fetch_rate_per_sm:.2f} warp instr/clk for it (calibrated)"
                  if i.fetch_rate_per_sm else "no instruction-fetch limit known (datasheet figures)")
         L.append(f"  unrolled k-tile loop ~{i.loop_code_bytes / 1024:,.1f} KB of code: {fetch}")
-        if p.lone_fetch_wait_cycles > 0:
-            L.append(f"  a warp alone on its scheduler waits {p.lone_fetch_wait_cycles:.2f} cycles more per instruction for that "
-                     f"fetch, and no other warp issues meanwhile (calibrated with one warp per scheduler)")
+        if p.lone_fetch_interval_cycles > 0:
+            L.append(f"  a warp alone on its scheduler gets an instruction of it every {p.lone_fetch_interval_cycles:.2f} clocks at "
+                     f"most, and no other warp issues meanwhile (calibrated with one warp per scheduler)")
     L.append("Waves")
     L.append(f"  {w.blocks} blocks, {w.blocks_per_wave} per wave -> {w.waves:.2f} waves "
              f"({w.full_waves} full, tail of {w.tail_blocks_per_sm} block(s) per SM)")

@@ -119,16 +119,18 @@ class Figures:
             return np.inf
         return _fetch_rate(self.device, loop_code_bytes, warps_per_sm)
 
-    def lone_fetch_wait(self, loop_code_bytes):
-        """Cycles per instruction a warp alone on its scheduler waits for instruction fetch in a loop of
-        this code size, beyond what it waits in a loop that fits the instruction caches: 1 / r(code) -
-        1 / r(smallest size measured), r = calibrate's fetch rate with one warp per scheduler (warp
-        instructions per clock per scheduler; `_fetch_rate` at as many warps per SM as schedulers), never
-        below 0. That loop issues independent FFMAs at 0.94-0.98 a clock up to 16 KB and 0.85 / 0.41 / 0.17
-        at 32 / 64 / 160 KB on the H100, and a lone warp has no other warp to issue while it waits; the
-        calibrated FFMA rate was measured on a loop of about 2 KB, so it holds none of this wait. With two
-        or more warps per scheduler the same table only caps the issue rate (`fetch_rate`): at 32 KB two
-        warps a scheduler fetch at the full rate. 0 without a calibration (the datasheet gives no caches)."""
+    def lone_fetch_interval(self, loop_code_bytes):
+        """Clocks between two instructions a warp alone on its scheduler can fetch from a loop of this code
+        size, where the loop outgrows the instruction caches: 1 / r(code), r = calibrate's fetch rate with
+        one warp per scheduler (warp instructions per clock per scheduler; `_fetch_rate` at as many warps
+        per SM as schedulers); 0 (no limit) where r is not below its value at the smallest size measured.
+        That loop issues independent FFMAs at 0.94-0.98 a clock up to 16 KB and 0.85 / 0.41 / 0.17 at
+        32 / 64 / 160 KB on the H100. The interval overlaps the warp's own waits: with its FFMAs in 2 or 3
+        dependent chains (2.0 and 1.35 clocks an instruction in cache) the loop takes 2.42-2.45 clocks an
+        instruction from 40 to 96 KB, as the 8-chain loop does, not the sum (benchmarks/lone_fetch.py,
+        results/archive/lone-fetch-loops-20261127-h100-sxm.json). With two or more warps per scheduler the
+        table only caps the SM's issue rate (`fetch_rate`). 0 without a calibration (the datasheet gives
+        no caches)."""
         code = np.asarray(loop_code_bytes, dtype=float)
         if not self.calibrated:
             return np.zeros_like(code)
@@ -138,7 +140,7 @@ class Figures:
         if ref is None or not np.all(np.isfinite(rate)):
             return np.zeros_like(code)
         rate0 = float(_fetch_rate(self.device, ref, sched)) / sched
-        return np.maximum(0.0, 1.0 / np.maximum(rate, 1e-9) - 1.0 / rate0)
+        return np.where(rate < rate0, 1.0 / np.maximum(rate, 1e-9), 0.0)
 
     @property
     def l2_port_bytes_per_clock(self) -> Optional[float]:

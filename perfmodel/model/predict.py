@@ -354,7 +354,7 @@ class ComputeStage:
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
     lockstep: np.ndarray  # cycles the unused sectors of lone blocks' lines add to a load phase (terms.lockstep_load_cycles)
-    lone_fetch_wait: np.ndarray  # cycles per instruction the last wave's warps wait on fetch where each is alone on its scheduler
+    lone_fetch_interval: np.ndarray  # the fewest clocks between a lone warp's instructions the fetch allows (last wave; 0: none)
 
 
 def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
@@ -394,13 +394,13 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     code_bytes = 16.0 * i.issue / np.maximum(warps, 1) * (r.uses_smem > 0)
     tail_b = np.maximum(w.tail, 1)
     sched_n = cmp_.warp_schedulers_per_sm
-    lone_wait = fig.lone_fetch_wait(code_bytes)  # a lone warp's fetch wait per instruction (closed form)
+    lone_interval = fig.lone_fetch_interval(code_bytes)  # the fetch's limit on a lone warp (shown by predict)
     sim_full = sim_tail = None
     if i.has_program.any():
         sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                              fetch_wait=fig.lone_fetch_wait)
+                              fetch_interval=fig.lone_fetch_interval)
         sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                              fetch_wait=fig.lone_fetch_wait)
+                              fetch_interval=fig.lone_fetch_interval)
     # lone blocks per SM that started together: the unused bytes of the lines one block's tile touches,
     # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
     # started together only where every wave is of lone blocks or the grid is one partial wave
@@ -410,25 +410,24 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full,
-                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0),
-                     fetch_wait=lone_wait * (safe_b * warps <= sched_n))
+                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),
-                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail, fetch_wait=lone_wait * (tail_b * warps <= sched_n),
+                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail,
                      lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
     extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, loc.latency,
-                             r.ldg_returns, fig.register_banks, fetch_wait=fig.lone_fetch_wait)
+                             r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
     extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, loc.latency,
-                             r.ldg_returns, fig.register_banks, fetch_wait=fig.lone_fetch_wait)
+                             r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
-                        lone_fetch_wait=np.broadcast_to(lone_wait * (last_b * warps <= sched_n), (n,)),
+                        lone_fetch_interval=np.broadcast_to(lone_interval * (last_b * warps <= sched_n), (n,)),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
                             T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)))
@@ -761,13 +760,13 @@ def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
 
 
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, returns, banks=0,
-               fetch_wait=None) -> np.ndarray:
+               fetch_interval=None) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
     local_latency: per config, what a local load waits (LocalStage.latency: L1's, or L2's and DRAM's
     where the frames do not fit in L1); returns: per config, ldg_returns (ResourceStage.ldg_returns); banks:
-    the register-bank term's banks (0: none, Figures.register_banks); fetch_wait: loop code bytes -> what a
-    lone warp waits per instruction on fetch (Figures.lone_fetch_wait; None: nothing), taken at the size
-    of the loop replayed (16 B per instruction of the program: one pass, which may hold several k-tiles)."""
+    the register-bank term's banks (0: none, Figures.register_banks); fetch_interval: loop code bytes -> the
+    fewest clocks between a lone warp's instructions (Figures.lone_fetch_interval; None: no limit), taken at
+    the size of the loop replayed (16 B per instruction of the program: one pass, which may hold several k-tiles)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
@@ -779,17 +778,17 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                         fetch_wait=_loop_fetch_wait(fetch_wait, i.programs[k]))
+                                         fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]))
     return out
 
 
-def _loop_fetch_wait(fetch_wait, program: dict) -> float:
-    """fetch_wait (Figures.lone_fetch_wait) at the code size of a replayed loop: 16 B per instruction."""
-    return 0.0 if fetch_wait is None else float(fetch_wait(16.0 * len(program["cls"])))
+def _loop_fetch_interval(fetch_interval, program: dict) -> float:
+    """fetch_interval (Figures.lone_fetch_interval) at the code size of a replayed loop: 16 B per instruction."""
+    return 0.0 if fetch_interval is None else float(fetch_interval(16.0 * len(program["cls"])))
 
 
 def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, local_latency,
-                returns, banks=0, fetch_wait=None) -> np.ndarray:
+                returns, banks=0, fetch_interval=None) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
     loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
     order the binary issues them, and the difference kept. The interior loop issues a tile's loads
@@ -799,7 +798,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
     the interior pays one, plus the address arithmetic. Both replays use the same latency (the
     average global-load latency, terms.mem_latency), warps and FFMA rate, so nothing but the binary's
     order of instructions differs; 0 without both programs (no SASS), where no block is on an edge,
-    or where the edge loop is not slower. fetch_wait: as _simulated's, each loop at its own size."""
+    or where the edge loop is not slower. fetch_interval: as _simulated's, each loop at its own size."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
@@ -816,7 +815,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                       fetch_wait=_loop_fetch_wait(fetch_wait, p)) for p in (edge, inner)]
+                                       fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 
@@ -936,7 +935,7 @@ class Prediction(_M):
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
-    lone_fetch_wait_cycles: float = 0.0  # per instruction, what a warp alone on its scheduler waits for the loop's fetch (last wave)
+    lone_fetch_interval_cycles: float = 0.0  # the fewest clocks between a lone warp's instructions the loop's fetch allows (0: none)
     # the smem-less kernels' L1 cost per warp and k step (l1_lines_stage): distinct 128-byte lines (A's rows and
     # the B line), the most words of A in one bank (+1 for B), the lines the L1 looks up per clock and whence
     l1_lines_per_warp_step: Optional[float] = None
@@ -1065,7 +1064,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
-        lone_fetch_wait_cycles=float(c.lone_fetch_wait[k]),
+        lone_fetch_interval_cycles=float(c.lone_fetch_interval[k]),
         **_l1_fields(device, r, k),
         **({} if not _stages_tile_f4(config) else
            dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=float(r.ldg_returns[k]))),

@@ -46,10 +46,11 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
 - A global load's data take the pipe one wavefront per line its warp touches (predict.ldg_returns);
   what that adds beyond the load's width (`returns`: wavefronts per warp and pass) counts in the pipe's
   work of the pass, not in the queue at issue, since the data come back later.
-- A warp alone on its scheduler (W = 1) waits `fetch_wait` cycles more for every instruction: the
-  instruction fetch of a loop that outgrows the instruction caches, which calibrate measures with one
-  warp per scheduler (Figures.lone_fetch_wait); with other warps on the scheduler the fetch only caps
-  the issue rate (terms.tile_cycles), so the replay adds nothing there.
+- A warp alone on its scheduler (W = 1) issues from a loop that outgrows the instruction caches at most
+  one instruction per `fetch_interval` clocks (Figures.lone_fetch_interval, calibrate's fetch table at one
+  warp per scheduler): an instruction waits the longer of its own wait and the fetch, the two overlapping
+  (benchmarks/lone_fetch.py); with other warps on the scheduler the fetch only caps the SM's issue rate
+  (terms.tile_cycles), so the replay adds nothing there.
 
 Returns cycles per k-tile in steady state (passes 2..P of the loop)."""
 from __future__ import annotations
@@ -71,7 +72,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
              ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0,
-             fetch_wait: float = 0.0) -> float:
+             fetch_interval: float = 0.0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
@@ -80,8 +81,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     pipe for (predict.ldg_wavefronts; 0: its width in words). ffma_pipe: clocks an FFMA holds the
     scheduler's FP32 pipe per issue clock (fp32_pipe_clocks). returns: pipe wavefronts per warp and pass
     beyond the instructions' own (the global loads' lines beyond their width: predict.ldg_returns).
-    fetch_wait: cycles a lone warp (W = 1) waits on instruction fetch per instruction (Figures.lone_fetch_wait;
-    ignored for W > 1)."""
+    fetch_interval: the fewest clocks between a lone warp's (W = 1) instructions that the fetch allows
+    (Figures.lone_fetch_interval; 0: no limit; ignored for W > 1)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -91,9 +92,9 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     per_block = max(1, min(int(warps_per_block), W))
     cost = [c_ffma if k == "F" else 1.0 for k in cls]
     hold = [float(x) for x in program.get("stall") or [1] * n]  # control-code stall counts (1: none read)
-    if W == 1 and fetch_wait > 0:  # nothing else issues while a lone warp waits for its next instruction
-        cost = [x + fetch_wait for x in cost]
-        hold = [x + fetch_wait for x in hold]
+    if W == 1 and fetch_interval > 0:  # the fetch and the warp's own waits overlap: the longer one holds it
+        cost = [max(x, fetch_interval) for x in cost]
+        hold = [max(x, fetch_interval) for x in hold]
     wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
           (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0
           for i, k in enumerate(cls)]
@@ -213,12 +214,12 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
                             global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
-                            ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_wait: float = 0.0) -> float:
+                            ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_interval: float = 0.0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
     generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
     the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns);
-    fetch_wait: what a lone warp waits per instruction on instruction fetch (simulate)."""
+    fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     share = float(min(schedulers, max(resident_warps, 1)))
@@ -227,5 +228,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
-            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_wait), 4))
+            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)

@@ -214,16 +214,15 @@ class Fractions:
 
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
-                tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0, fetch_wait=0.0):
+                tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
     outer-product rate after calibration)   issue: b*(FFMA*c + other)/min(schedulers, resident warps)
     and never faster than the SM can fetch the instructions: b*(FFMA + other)/fetch_rate, the rate
     calibrate measures for a loop of the tile loop's code size at this many warps (matters only
-    once the unrolled loop outgrows the instruction caches; no limit from the datasheet); a warp alone
-    on its scheduler also waits `fetch_wait` cycles per instruction for that fetch (per config, 0 unless
-    b * warps <= schedulers: Figures.lone_fetch_wait), which no other warp fills
+    once the unrolled loop outgrows the instruction caches; no limit from the datasheet; a warp alone
+    on its scheduler is limited instruction by instruction in the simulated loop: model.schedule)
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
     local: spill/local-array traffic where the frames live: L1 (local_level = 1) at the L1 rate;
     otherwise the L2 holds L2 bytes / all SMs' frames of them, DRAM the rest (local_level = minus
@@ -272,7 +271,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     slots = np.minimum(sched, b * warps_block)
     t_fma = b * ffma_block * c_ffma / (lanes / 32.0) / f_fma
     t_fetch = b * (ffma_block + other_block) / fetch_rate
-    t_issue = np.maximum(b * (ffma_block * (c_ffma + fetch_wait) + other_block * (1.0 + fetch_wait)) / slots, t_fetch)
+    t_issue = np.maximum(b * (ffma_block * c_ffma + other_block) / slots, t_fetch)
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram

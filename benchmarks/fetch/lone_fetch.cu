@@ -1,0 +1,32 @@
+// A loop of BODY FFMAs in CHAINS independent chains (16 B of code each), as calibrate's instruction-fetch
+// loop (perfmodel/measure/icache.cu) but with the chains a parameter: with 8 chains a warp can issue an FFMA
+// every clock, with fewer it waits for its own results (the FFMA latency / CHAINS clocks an instruction).
+// benchmarks/lone_fetch.py times it with one and two warps per scheduler at loop sizes in and beyond the
+// instruction caches, to see how a warp's own waits and its fetch waits combine.
+#ifndef BODY
+#define BODY 1536
+#endif
+#ifndef CHAINS
+#define CHAINS 8
+#endif
+extern "C" __global__ void fetch_loop(float* out, long long* cycles, int iters) {
+    float a[CHAINS];
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j) a[j] = threadIdx.x * 1e-7f + j;
+    const float b = 0.999999f, c = 1e-7f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int u = 0; u < BODY / CHAINS; ++u)
+#pragma unroll
+            for (int j = 0; j < CHAINS; ++j) a[j] = fmaf(a[j], b, c);
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    float s = 0;
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j) s += a[j];
+    if (s == 12345.0f) out[0] = s;
+    if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+}

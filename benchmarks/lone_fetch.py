@@ -1,0 +1,108 @@
+"""How a warp's own waits and its instruction-fetch waits combine (GPU): calibrate's fetch loop with the
+FFMAs in 8, 4, 3 or 2 independent chains (benchmarks/fetch/lone_fetch.cu: a warp can issue an FFMA every
+clock with 8, and waits for its own results with fewer), at loop sizes of 8 to 96 KB, one block per SM on
+every SM with one warp per scheduler (4 warps per SM on the H100) and with two. The model charges a lone
+warp the fetch table's wait on top of its own issue (Figures.lone_fetch_wait, docs/model.md "A lone warp's
+instruction fetch"): if the waits add, a loop's cycles per instruction are its in-cache figure plus the
+8-chain loop's extra at that size; if they overlap, the larger of the two. Median over the SMs of each
+block's clock64 count, median of 5 rounds. Writes OUT.json and prints a table last.
+
+    python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96]
+    python3 benchmarks/lone_fetch.py --table OUT.json     (CPU) the table again, with both combinations"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from ktile_depth import _ints  # comma-separated integers for argparse
+
+SRC = Path(__file__).with_name("fetch") / "lone_fetch.cu"
+ROUNDS = 5
+
+
+def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...]) -> int:
+    from perfmodel.measure.gpu import Gpu
+
+    gpu = Gpu()
+    drv = gpu.drv
+    src = SRC.read_text()
+    sched = 4  # warp schedulers per SM (every GPU since Maxwell)
+    jobs = [(c, kb, (kb * 1024 // 16) // (c * 8) * (c * 8)) for c in chains for kb in kbs]  # BODY: a multiple of 8 x chains
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        cubins = list(pool.map(lambda j: gpu.compiler.compile(src, options=["-O3", f"-DBODY={j[2]}", f"-DCHAINS={j[0]}"],
+                                                              arch=gpu.arch, no_extern_c=True), jobs))
+    out = drv.mem_alloc(64)
+    cyc = drv.mem_alloc(8 * 4096)
+    sms = gpu.sm_count
+    res = dict(gpu=gpu.name, sms=sms, rounds=ROUNDS, points=[])
+    for (c, kb, body), cub in zip(jobs, cubins):
+        fn = drv.module_from_buffer(cub).get_function("fetch_loop")
+        for wps in (1, 2):
+            warps = wps * sched
+            iters = max(8, (1 << 19) // body)
+            fn(out, cyc, np.int32(2), block=(32 * warps, 1, 1), grid=(sms, 1))
+            per = []
+            for _ in range(ROUNDS):
+                fn(out, cyc, np.int32(iters), block=(32 * warps, 1, 1), grid=(sms, 1))
+                gpu.sync()
+                cc = np.zeros(sms, np.int64)
+                drv.memcpy_dtoh(cc, cyc)
+                per.append(float(np.median(cc)) / iters / (body * wps))  # clocks per instruction a scheduler issues
+            res["points"].append(dict(chains=c, kb=kb, body=body, warps_per_scheduler=wps,
+                                      cycles_per_instr=float(np.median(per)), spread=float(np.ptp(per) / np.median(per))))
+            print(f"chains {c} {kb:3d} KB warps/scheduler {wps}: {np.median(per):.3f} cycles per scheduler instruction", flush=True)
+    out_path.write_text(json.dumps(res, indent=1))
+    return table(out_path)
+
+
+def table(path: Path) -> int:
+    """Cycles per instruction a scheduler issues (one warp: that warp's), measured, against the two
+    combinations: in-cache figure (the smallest size) + the 8-chain loop's extra at this size, and the larger
+    of the in-cache figure and the 8-chain loop's cycles at this size."""
+    d = json.loads(path.read_text())
+    pts = {(p["chains"], p["kb"], p["warps_per_scheduler"]): p["cycles_per_instr"] for p in d["points"]}
+    chains = sorted({k[0] for k in pts}, reverse=True)
+    kbs = sorted({k[1] for k in pts})
+    print(f"{d['gpu']}: cycles per instruction per scheduler (the warps of a scheduler together); sum = in-cache + "
+          f"8 chains' extra, max = max(in-cache, 8 chains')")
+    print("| chains | warps per scheduler | " + " | ".join(f"{kb} KB" for kb in kbs) + " |")
+    print("|---|---|" + "---|" * len(kbs))
+    for w in (1, 2):
+        ref = {kb: pts[(8, kb, w)] - pts[(8, kbs[0], w)] for kb in kbs} if (8, kbs[0], w) in pts else None
+        for c in chains:
+            row = []
+            for kb in kbs:
+                m = pts.get((c, kb, w))
+                if m is None:
+                    row.append("")
+                    continue
+                cell = f"{m:.2f}"
+                if ref is not None and c != 8:
+                    base = pts[(c, kbs[0], w)]
+                    cell += f" (sum {base + ref[kb]:.2f}, max {max(base, pts[(8, kb, w)]):.2f})"
+                row.append(cell)
+            print(f"| {c} | {w} | " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path, help="the JSON file to write (or, with --table, to read)")
+    ap.add_argument("--table", action="store_true", help="print the table of a recorded file (CPU)")
+    ap.add_argument("--chains", type=_ints, default=(8, 4, 3, 2))
+    ap.add_argument("--kb", type=_ints, default=(8, 16, 24, 32, 40, 48, 64, 96))
+    a = ap.parse_args()
+    if a.table:
+        if not a.out.is_file():
+            ap.error(f"--table reads a recorded file; {a.out} does not exist")
+        sys.exit(table(a.out))
+    if a.out.exists():
+        ap.error(f"{a.out} exists; results are never overwritten")
+    if 8 not in a.chains:
+        ap.error("--chains must include 8 (the in-cache reference the combinations are built from)")
+    sys.exit(measure(a.out, a.chains, a.kb))
