@@ -120,11 +120,11 @@ def test_two_workers_one_killed_then_the_run_interrupted_and_resumed(plan, cost,
         from pathlib import Path
         from perfmodel.measure import fleet, validate
         from perfmodel.measure.records import Plan
-        import test_fleet
         from test_fleet import _specs
-        # slower points than the other tests': the parent polls the log from a busy pytest process, and the
-        # interrupt must land while the run is still going
-        test_fleet.DELAY = 0.1
+        import signal
+        # Ctrl-C as in a terminal, whatever this process inherited: a pytest started in the background by a
+        # non-interactive shell ignores SIGINT, and so would this child without this line
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if __name__ == "__main__":
             d = Path({str(tmp_path)!r})
             plan = Plan.model_validate_json((d / "plan.json").read_text())
