@@ -1,10 +1,10 @@
 """How a warp's own waits and its instruction-fetch waits combine (GPU): calibrate's fetch loop with the
 FFMAs in 8, 4, 3 or 2 independent chains (benchmarks/fetch/lone_fetch.cu: a warp can issue an FFMA every
 clock with 8, and waits for its own results with fewer), at loop sizes of 8 to 96 KB, one block per SM on
-every SM with one warp per scheduler (4 warps per SM on the H100) and with two. The model charges a lone
-warp the fetch table's wait on top of its own issue (Figures.lone_fetch_wait, docs/model.md "A lone warp's
-instruction fetch"): if the waits add, a loop's cycles per instruction are its in-cache figure plus the
-8-chain loop's extra at that size; if they overlap, the larger of the two. Median over the SMs of each
+every SM with one warp per scheduler (4 warps per SM on the H100) and with two. If a warp's own waits
+and its fetch waits add, a loop's cycles per instruction are its in-cache figure plus the 8-chain loop's
+extra at that size; if they overlap, the larger of the two (what the H100 measured, and what
+Figures.lone_fetch_interval charges: docs/model.md "A lone warp's instruction fetch"). Median over the SMs of each
 block's clock64 count, median of 5 rounds. Writes OUT.json and prints a table last.
 
     python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96]

@@ -303,13 +303,25 @@ def with_measured(dev: DeviceSpec) -> DeviceSpec:
     return dev.model_copy(update=dict(memory=dev.memory.model_copy(update=mem),
                                        latency=dev.latency.model_copy(update=lat)))
 
+
+def _fetch_tables(dev) -> Optional[dict]:
+    """calibrate's instruction-fetch tables, {warps per SM: {loop code bytes: warp instr/clk/SM}} (None without
+    them; files from before the table by warps measured 16 and 4 warps only)."""
+    m = dev.measured
+    if m is not None and m.issue_rate_by_loop_bytes_by_warps:
+        return {float(k): t for k, t in m.issue_rate_by_loop_bytes_by_warps.items()}
+    if m is not None and m.issue_rate_by_loop_bytes:
+        tables = {16.0: m.issue_rate_by_loop_bytes}
+        if m.issue_rate_by_loop_bytes_4_warps:
+            tables[4.0] = m.issue_rate_by_loop_bytes_4_warps
+        return tables
+    return None
+
+
 def _fetch_table_min_bytes(dev) -> Optional[float]:
     """The smallest loop code size calibrate's fetch table measured (None without the table)."""
-    m = dev.measured
-    if m is None:
-        return None
-    tables = list((m.issue_rate_by_loop_bytes_by_warps or {}).values()) or [m.issue_rate_by_loop_bytes or {}]
-    sizes = [float(k) for t in tables for k in t]
+    tables = _fetch_tables(dev)
+    sizes = [float(k) for t in (tables or {}).values() for k in t]
     return min(sizes) if sizes else None
 
 
@@ -321,14 +333,7 @@ def _fetch_rate(dev, loop_code_bytes, warps_per_sm):
     range), then linear in log2(warps) between the measured warp counts (clamped)."""
     code = np.asarray(loop_code_bytes, dtype=float)
     w = np.asarray(warps_per_sm, dtype=float)
-    m = dev.measured
-    tables = None
-    if m is not None and m.issue_rate_by_loop_bytes_by_warps:
-        tables = {float(k): t for k, t in m.issue_rate_by_loop_bytes_by_warps.items()}
-    elif m is not None and m.issue_rate_by_loop_bytes:
-        tables = {16.0: m.issue_rate_by_loop_bytes}
-        if m.issue_rate_by_loop_bytes_4_warps:
-            tables[4.0] = m.issue_rate_by_loop_bytes_4_warps
+    tables = _fetch_tables(dev)
     if not tables:
         return np.full(np.broadcast(code, w).shape, np.inf)
 
