@@ -7,7 +7,7 @@ extra at that size; if they overlap, the larger of the two (what the H100 measur
 Figures.lone_fetch_interval charges: docs/model.md "A lone warp's instruction fetch"). Median over the SMs of each
 block's clock64 count, median of 5 rounds. Writes OUT.json and prints a table last.
 
-    python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96]
+    python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96] [--warps 1,2]
     python3 benchmarks/lone_fetch.py --table OUT.json     (CPU) the table again, with both combinations"""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SRC = Path(__file__).with_name("fetch") / "lone_fetch.cu"
 ROUNDS = 5
 
 
-def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...]) -> int:
+def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps: tuple[int, ...] = (1, 2)) -> int:
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -42,13 +42,13 @@ def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...]) -> in
     res = dict(gpu=gpu.name, sms=sms, rounds=ROUNDS, points=[])
     for (c, kb, body), cub in zip(jobs, cubins):
         fn = drv.module_from_buffer(cub).get_function("fetch_loop")
-        for wps in (1, 2):
-            warps = wps * sched
+        for wps in warps:
+            nw = wps * sched
             iters = max(8, (1 << 19) // body)
-            fn(out, cyc, np.int32(2), block=(32 * warps, 1, 1), grid=(sms, 1))
+            fn(out, cyc, np.int32(2), block=(32 * nw, 1, 1), grid=(sms, 1))
             per = []
             for _ in range(ROUNDS):
-                fn(out, cyc, np.int32(iters), block=(32 * warps, 1, 1), grid=(sms, 1))
+                fn(out, cyc, np.int32(iters), block=(32 * nw, 1, 1), grid=(sms, 1))
                 gpu.sync()
                 cc = np.zeros(sms, np.int64)
                 drv.memcpy_dtoh(cc, cyc)
@@ -68,11 +68,12 @@ def table(path: Path) -> int:
     pts = {(p["chains"], p["kb"], p["warps_per_scheduler"]): p["cycles_per_instr"] for p in d["points"]}
     chains = sorted({k[0] for k in pts}, reverse=True)
     kbs = sorted({k[1] for k in pts})
+    wpss = sorted({k[2] for k in pts})
     print(f"{d['gpu']}: cycles per instruction per scheduler (the warps of a scheduler together); sum = in-cache + "
           f"8 chains' extra, max = max(in-cache, 8 chains')")
     print("| chains | warps per scheduler | " + " | ".join(f"{kb} KB" for kb in kbs) + " |")
     print("|---|---|" + "---|" * len(kbs))
-    for w in (1, 2):
+    for w in wpss:
         ref = {kb: pts[(8, kb, w)] - pts[(8, kbs[0], w)] for kb in kbs} if (8, kbs[0], w) in pts else None
         for c in chains:
             row = []
@@ -87,6 +88,11 @@ def table(path: Path) -> int:
                     cell += f" (sum {base + ref[kb]:.2f}, max {max(base, pts[(8, kb, w)]):.2f})"
                 row.append(cell)
             print(f"| {c} | {w} | " + " | ".join(row) + " |")
+    print("\nthe 8-chain loop as warp instructions a clock per SM (4 schedulers / cycles per instruction), by warps per "
+          "SM and loop bytes: the units of calibrate's issue_rate_by_loop_bytes_by_warps")
+    for w in wpss:
+        if all((8, kb, w) in pts for kb in kbs):
+            print(f"{4 * w} = {{ " + ", ".join(f'"{kb * 1024}" = {4 / pts[(8, kb, w)]:.4g}' for kb in kbs) + " }")
     return 0
 
 
@@ -96,6 +102,7 @@ if __name__ == "__main__":
     ap.add_argument("--table", action="store_true", help="print the table of a recorded file (CPU)")
     ap.add_argument("--chains", type=_ints, default=(8, 4, 3, 2))
     ap.add_argument("--kb", type=_ints, default=(8, 16, 24, 32, 40, 48, 64, 96))
+    ap.add_argument("--warps", type=_ints, default=(1, 2), help="warps per scheduler (a block of 4x that many per SM)")
     a = ap.parse_args()
     if a.table:
         if not a.out.is_file():
@@ -105,4 +112,6 @@ if __name__ == "__main__":
         ap.error(f"{a.out} exists; results are never overwritten")
     if 8 not in a.chains:
         ap.error("--chains must include 8 (the in-cache reference the combinations are built from)")
-    sys.exit(measure(a.out, a.chains, a.kb))
+    if any(w < 1 or w > 8 for w in a.warps):
+        ap.error(f"--warps: 1 to 8 warps per scheduler (a block of at most 1024 threads), got {a.warps}")
+    sys.exit(measure(a.out, a.chains, a.kb, a.warps))
