@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
@@ -27,6 +27,20 @@ class Compute(_Strict):
     # banks of a scheduler's register file, each supplying one warp-wide 32-bit operand per clock
     # (model.schedule's register-bank term); None where the generation's banks are not modelled
     register_banks: Optional[PositiveInt] = None
+    # warp instructions one SM issues a clock from a straight-line FFMA loop of this many code bytes, by
+    # warps per SM (calibrate's issue_rate_by_loop_bytes_by_warps units), at the loop sizes between
+    # calibrate's points where the instruction caches stop holding the loop (benchmarks/lone_fetch.py):
+    # the fetch table takes them where calibrate measured nothing (Figures). None where nobody measured it
+    fetch_rate_by_loop_bytes_by_warps: Optional[dict[str, dict[str, PositiveFloat]]] = None
+
+    @model_validator(mode="after")
+    def _fetch_points(self) -> "Compute":
+        for w, t in (self.fetch_rate_by_loop_bytes_by_warps or {}).items():
+            bad = [k for k in [w, *t] if not k.isdigit() or int(k) <= 0]
+            if bad:
+                raise ValueError(f"compute.fetch_rate_by_loop_bytes_by_warps: key {bad[0]!r} is not a positive integer "
+                                 f"(warps per SM, then loop code bytes)")
+        return self
 
 
 class Memory(_Strict):
@@ -189,7 +203,8 @@ class DeviceSpec(_Strict):
 # What every GPU of one compute capability shares: the SM (lanes, schedulers, issue), its shared memory
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
-GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks"),
+GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks",
+                               "fetch_rate_by_loop_bytes_by_warps"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
@@ -208,7 +223,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # the generation figures perfmodel's own benchmarks measured (a generation file names the GPU and the
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
-MEASURED_HERE = ("memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
+MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency")
 
 
@@ -231,7 +246,7 @@ class Generation(_Strict):
     generation: str = Field(pattern=r"^sm_\d+$")
     name: str
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
-    compute: dict[str, float]
+    compute: dict[str, Union[float, dict[str, dict[str, float]]]]  # the fetch table is a table of tables
     memory: dict[str, float]
     latency: dict[str, float]
     limits: Limits

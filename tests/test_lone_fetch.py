@@ -16,6 +16,8 @@ from perfmodel.model.figures import Figures
 REF = "results/reference-calibration-h100-sxm.toml"
 RUN = "results/20261127-044850-h100-sxm-lone-fetch"
 LOOPS = "results/archive/lone-fetch-loops-20261127-h100-sxm.json"
+FINE = "results/archive/lone-fetch-fine-20261127-h100-sxm.json"
+CHECK = "results/20261127-092656-h100-sxm-fetch-fine"
 
 
 def _one_warp_per_scheduler_table() -> dict[float, float]:
@@ -31,7 +33,9 @@ def test_the_interval_is_the_fetch_table_at_one_warp_per_scheduler():
     # loops that fit the caches are not limited
     assert float(fig.lone_fetch_interval(8192.0)) == 0.0 and float(fig.lone_fetch_interval(16384.0)) == 0.0
     iv = fig.lone_fetch_interval(np.array([24e3, 34e3, 48e3, 70e3]))
-    assert np.all(np.diff(iv) > 0) and 1.05 < iv[0] < 1.15 and 2.3 < iv[3] < 2.5
+    # 24 KB issues faster than 8 KB (1.02 against 1.06 clocks: the loop's branch amortised), so no limit;
+    # between calibrate's 32 and 64 KB the finer points of the SM generation
+    assert iv[0] == 0.0 and np.all(np.diff(iv[1:3]) > 0) and 1.4 < iv[1] < 1.7 and 2.3 < iv[3] < 2.5
     # the datasheet gives no instruction caches; the SM generation's figures are calibrate's (the H200's)
     assert np.all(Figures.load("h100-sxm", figures="datasheet").lone_fetch_interval(np.array([8e3, 70e3])) == 0.0)
     assert float(Figures.load("h200").lone_fetch_interval(70e3)) > 2.0
@@ -67,6 +71,31 @@ def test_the_loops_that_measured_it():
             assert pts[(c, kb, 2)] < 1.2
 
 
+def test_the_finer_points_between_calibrates_sizes():
+    """calibrate measures the fetch at 8, 16, 32, 64 ... KB; between 31 and 40 KB a lone warp's loop goes
+    from 1.02 to 2.44 clocks an instruction, which interpolating 32 and 64 KB misses. The SM generation's
+    finer points are benchmarks/lone_fetch.py's record (4 schedulers / clocks per instruction), fill only the
+    sizes calibrate did not measure, and leave the datasheet mode without a limit."""
+    d = json.loads(Path(FINE).read_text())
+    cpi = {(p["kb"] * 1024, 4 * p["warps_per_scheduler"]): p["cycles_per_instr"] for p in d["points"] if p["chains"] == 8}
+    gen = tomllib.loads(Path("devices/generations/sm_90.toml").read_text())["compute"]["fetch_rate_by_loop_bytes_by_warps"]
+    assert {(int(b), int(w)) for w, t in gen.items() for b in t} == set(cpi)
+    for (b, w), c in cpi.items():
+        assert np.isclose(gen[str(w)][str(b)], 4.0 / c, rtol=1e-3)
+    fig = Figures.load("h100-sxm", calibration=REF)
+    t = _one_warp_per_scheduler_table()
+    assert np.isclose(float(fig.lone_fetch_interval(32768.0)), 1.0 / t[32768.0])  # calibrate's own point wins
+    for kb in (33, 34, 35, 36, 38, 40, 48):
+        assert np.isclose(float(fig.lone_fetch_interval(kb * 1024.0)), cpi[(kb * 1024, 4)], rtol=1e-3)
+    # with eight and more warps an SM the same points cap its issue rate (fetch_rate)
+    assert np.isclose(float(fig.fetch_rate(36864.0, 16)), 4.0 / cpi[(36864, 16)], rtol=1e-3)
+    # without them the table is calibrate's alone: 34 KB interpolated between 32 and 64 KB
+    bare = Figures(fig.device.model_copy(update=dict(compute=fig.device.compute.model_copy(
+        update=dict(fetch_rate_by_loop_bytes_by_warps=None)))), calibrated=True)
+    assert 1.15 < float(bare.lone_fetch_interval(34816.0)) < 1.25
+    assert float(Figures.load("h100-sxm", figures="datasheet").lone_fetch_interval(34816.0)) == 0.0
+
+
 def _errors(with_term: bool) -> dict:
     run = analysis.load_run(RUN)
     fig = analysis.run_figures(RUN, calibration=REF)
@@ -79,8 +108,8 @@ def _errors(with_term: bool) -> dict:
 
 def test_the_run_measured_for_it():
     """The lone warps of loops over 60 KB were 16-28 % optimistic without the fetch; with it they must be
-    within 5 %; those of loops of 30-40 KB move by less than a point (their interval, 1.2 clocks, is shorter
-    than most of their instructions' own), the rest not at all, and the run's error falls."""
+    within 5 %; those of loops of 34-36 KB (+4 to +20 % without it; the finer points give them 1.5-1.8 clocks
+    an instruction) within 4 % and closer than without, the rest not at all, and the run's error falls."""
     after, before = _errors(True), _errors(False)
     assert len(after) == 52
     big = [k for k, v in after.items() if v[1] == "lone" and v[2] > 60e3]
@@ -88,6 +117,32 @@ def test_the_run_measured_for_it():
     rest = [k for k in after if k not in big and k not in mid]
     assert len(big) == 6 and len(mid) == 10 and len(rest) == 36
     assert all(before[k][0] > 15 for k in big) and all(abs(after[k][0]) < 5 for k in big)
-    assert all(0 <= before[k][0] - after[k][0] < 1 for k in mid)
+    assert all(abs(after[k][0]) < 4 and abs(after[k][0]) < abs(before[k][0]) for k in mid)
     assert all(abs(after[k][0] - before[k][0]) < 1e-9 for k in rest)
     assert np.abs([v[0] for v in after.values()]).mean() < np.abs([v[0] for v in before.values()]).mean()
+
+
+def _without_finer_points(fig: Figures) -> Figures:
+    dev = fig.device
+    return Figures(dev.model_copy(update=dict(compute=dev.compute.model_copy(update=dict(fetch_rate_by_loop_bytes_by_warps=None)))),
+                   calibrated=fig.calibrated)
+
+
+def test_the_run_measured_after_the_finer_points():
+    """Seven configurations with loops of 34-37 KB, at most four warps an SM, measured after the finer points
+    were set (results/20261127-092656-h100-sxm-fetch-fine): 9.3 % off (bias +9.2 %) with calibrate's table
+    alone, 3.4 % (-1.6 %) with the points; every point predicted slower (the points only lower the fetch rate),
+    25 of the 28 within 6 % (tiled_2d_float4 64 x 64 x 32 at M = N = 768: -9.3 / -9.1 %, with calibrate's
+    table alone -1.0 / -0.6 %)."""
+    run = analysis.load_run(CHECK)
+    fig = analysis.run_figures(CHECK, calibration=REF)
+    facts = analysis.run_facts(run, CHECK)
+
+    def errors(f):
+        return {(r["kernel"], r["config"], r["M"], r["K"]): r["error_pct"] for r in analysis.rows(run, f, facts) if r.get("error_pct") is not None}
+
+    fine, coarse = errors(fig), errors(_without_finer_points(fig))
+    assert len(fine) == len(coarse) == 28
+    e, c = np.array([fine[k] for k in fine]), np.array([coarse[k] for k in fine])
+    assert np.abs(e).mean() < 4.0 and np.abs(c).mean() > 8.0 and c.mean() > 8.0
+    assert np.all(c > e) and np.sum(np.abs(e) > 6.0) <= 3 and np.abs(e).max() < 10.0

@@ -306,16 +306,27 @@ def with_measured(dev: DeviceSpec) -> DeviceSpec:
 
 def _fetch_tables(dev) -> Optional[dict]:
     """calibrate's instruction-fetch tables, {warps per SM: {loop code bytes: warp instr/clk/SM}} (None without
-    them; files from before the table by warps measured 16 and 4 warps only)."""
+    them; files from before the table by warps measured 16 and 4 warps only), with the device's finer points
+    (compute.fetch_rate_by_loop_bytes_by_warps, benchmarks/lone_fetch.py) at the sizes calibrate did not
+    measure, for the warp counts both have: calibrate steps from 32 to 64 KB, and on the H100 a lone warp's
+    loop goes from 1.02 to 2.44 clocks an instruction between 31 and 40 KB, where interpolating calibrate's
+    two points gives 1.2-1.3 (results/archive/lone-fetch-fine-20261127-h100-sxm.json)."""
     m = dev.measured
+    tables = None
     if m is not None and m.issue_rate_by_loop_bytes_by_warps:
-        return {float(k): t for k, t in m.issue_rate_by_loop_bytes_by_warps.items()}
-    if m is not None and m.issue_rate_by_loop_bytes:
-        tables = {16.0: m.issue_rate_by_loop_bytes}
+        tables = {float(k): dict(t) for k, t in m.issue_rate_by_loop_bytes_by_warps.items()}
+    elif m is not None and m.issue_rate_by_loop_bytes:
+        tables = {16.0: dict(m.issue_rate_by_loop_bytes)}
         if m.issue_rate_by_loop_bytes_4_warps:
-            tables[4.0] = m.issue_rate_by_loop_bytes_4_warps
-        return tables
-    return None
+            tables[4.0] = dict(m.issue_rate_by_loop_bytes_4_warps)
+    if tables is None:
+        return None
+    for w, fine in (dev.compute.fetch_rate_by_loop_bytes_by_warps or {}).items():
+        table = tables.get(float(w))
+        if table is not None:
+            have = {float(b) for b in table}
+            table.update({b: r for b, r in fine.items() if float(b) not in have})
+    return tables
 
 
 def _fetch_table_min_bytes(dev) -> Optional[float]:
