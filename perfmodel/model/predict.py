@@ -17,7 +17,7 @@ from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
-from .schedule import compute_cycles_per_tile, fp32_pipe_clocks
+from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, load_use_window
 from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
@@ -407,11 +407,20 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     sms = device.compute.sm_count
     unused = (T.tile_line_bytes(r.bm, r.bn, r.bk) - ll.tile_bytes) * (r.uses_smem > 0)
     rem = t.blocks - w.full_waves * w.blocks_per_wave
-    args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=pf * np.maximum(r.buffers - 1, 1),
+    # a warp alone on its scheduler waits for the next tile's loads at the first instruction that reads them (the
+    # shared stores), so only the FFMAs before it hide them (schedule.load_use_window); with two or more warps a
+    # scheduler the other warps issue meanwhile and the prefetch share (to the barrier) stands
+    win = np.array([np.nan if (u := load_use_window(bf.program)) is None else u for bf in builds])
+    pf_lone = np.where(np.isfinite(win) & (pf > 0), np.fmin(pf, win), pf)
+
+    def hide_of(bb):
+        return np.where(bb * warps <= sched_n, pf_lone, pf) * np.maximum(r.buffers - 1, 1)
+
+    args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=hide_of(safe_b),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full,
                      lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
-    args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps),
+    args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail,
                      lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)

@@ -56,6 +56,7 @@ Returns cycles per k-tile in steady state (passes 2..P of the loop)."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 
@@ -199,6 +200,31 @@ def _cached(program_id: str, args: tuple) -> float:
 
 
 _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
+
+
+def load_use_window(program: Optional[dict]) -> Optional[float]:
+    """Share of a loop program's FFMAs that a warp issues between a global load and the first instruction
+    that waits for it (reads or overwrites its destination registers: the shared store that stages the
+    next tile), the smallest over the loop's global loads: the part of the compute phase that hides the
+    next tile's loads from a warp alone on its scheduler. The prefetch share (measure.sass.prefetch_fraction)
+    counts the FFMAs from the last load to the barrier; those after the stores hide nothing from a lone
+    warp, which waits at them (Nsight Compute's PC sampling of double_buffer 128 x 64 x 8 alone on its SM:
+    35-37 % of its samples on the long scoreboard, at the stores; docs/model.md, "Where the model misses").
+    None without a program or where nothing in the loop waits for a global load's registers (cp.async
+    copies land in shared memory)."""
+    if not program:
+        return None
+    cls, deps = program["cls"], program["deps"]
+    n, total = len(cls), sum(c == "F" for c in cls)
+    first: dict[int, int] = {}  # a load's position -> the distance to its first consumer (into the next pass)
+    for j, ds in enumerate(deps):
+        for d in ds:
+            p = (j - d) % n
+            if cls[p] == "G" and 0 < d <= n:
+                first[p] = min(first.get(p, d), d)
+    if not first or not total:
+        return None
+    return min(sum(cls[(p + k) % n] == "F" for k in range(1, d)) for p, d in first.items()) / total
 
 
 def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
