@@ -1,6 +1,7 @@
 """A warp alone on its scheduler waits for the next tile's loads at the first instruction that reads them,
 so only the FFMAs before it hide the loads (model.schedule.load_use_window), checked on a program built by
 hand and on the recorded lone double-buffered points."""
+import contextlib
 import importlib
 from unittest import mock
 
@@ -32,8 +33,7 @@ def test_the_window_counts_the_ffmas_before_the_first_consumer():
 def _errors(window: bool) -> dict:
     P = importlib.import_module("perfmodel.model.predict")
     out = {}
-    ctx = mock.patch.object(P, "load_use_window", lambda program: None) if not window else mock.patch.object(P, "load_use_window", P.load_use_window)
-    with ctx:
+    with contextlib.nullcontext() if window else mock.patch.object(P, "load_use_window", lambda program: None):
         for rd in RUNS:
             run = analysis.load_run(rd)
             fig = analysis.run_figures(rd, calibration=REF)

@@ -71,6 +71,12 @@ def test_the_loops_that_measured_it():
             assert pts[(c, kb, 2)] < 1.2
 
 
+def _without_finer_points(fig: Figures) -> Figures:
+    dev = fig.device
+    return Figures(dev.model_copy(update=dict(compute=dev.compute.model_copy(update=dict(fetch_rate_by_loop_bytes_by_warps=None)))),
+                   calibrated=fig.calibrated)
+
+
 def test_the_finer_points_between_calibrates_sizes():
     """calibrate measures the fetch at 8, 16, 32, 64 ... KB; between 31 and 40 KB a lone warp's loop goes
     from 1.02 to 2.44 clocks an instruction, which interpolating 32 and 64 KB misses. The SM generation's
@@ -90,9 +96,7 @@ def test_the_finer_points_between_calibrates_sizes():
     # with eight and more warps an SM the same points cap its issue rate (fetch_rate)
     assert np.isclose(float(fig.fetch_rate(36864.0, 16)), 4.0 / cpi[(36864, 16)], rtol=1e-3)
     # without them the table is calibrate's alone: 34 KB interpolated between 32 and 64 KB
-    bare = Figures(fig.device.model_copy(update=dict(compute=fig.device.compute.model_copy(
-        update=dict(fetch_rate_by_loop_bytes_by_warps=None)))), calibrated=True)
-    assert 1.15 < float(bare.lone_fetch_interval(34816.0)) < 1.25
+    assert 1.15 < float(_without_finer_points(fig).lone_fetch_interval(34816.0)) < 1.25
     assert float(Figures.load("h100-sxm", figures="datasheet").lone_fetch_interval(34816.0)) == 0.0
 
 
@@ -120,12 +124,6 @@ def test_the_run_measured_for_it():
     assert all(abs(after[k][0]) < 4 and abs(after[k][0]) < abs(before[k][0]) for k in mid)
     assert all(abs(after[k][0] - before[k][0]) < 1e-9 for k in rest)
     assert np.abs([v[0] for v in after.values()]).mean() < np.abs([v[0] for v in before.values()]).mean()
-
-
-def _without_finer_points(fig: Figures) -> Figures:
-    dev = fig.device
-    return Figures(dev.model_copy(update=dict(compute=dev.compute.model_copy(update=dict(fetch_rate_by_loop_bytes_by_warps=None)))),
-                   calibrated=fig.calibrated)
 
 
 def test_the_run_measured_after_the_finer_points():

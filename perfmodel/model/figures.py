@@ -330,7 +330,8 @@ def _fetch_tables(dev) -> Optional[dict]:
 
 
 def _fetch_table_min_bytes(dev) -> Optional[float]:
-    """The smallest loop code size calibrate's fetch table measured (None without the table)."""
+    """The smallest loop code size of the fetch table (`_fetch_tables`: calibrate's, with the device's finer
+    points; None without calibrate's table)."""
     tables = _fetch_tables(dev)
     sizes = [float(k) for t in (tables or {}).values() for k in t]
     return min(sizes) if sizes else None

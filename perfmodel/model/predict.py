@@ -413,8 +413,11 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     win = np.array([np.nan if (u := load_use_window(bf.program)) is None else u for bf in builds])
     pf_lone = np.where(np.isfinite(win) & (pf > 0), np.fmin(pf, win), pf)
 
+    def lone(bb):  # a block's warps on an SM at most the schedulers: each warp alone on its scheduler
+        return bb * warps <= sched_n
+
     def hide_of(bb):
-        return np.where(bb * warps <= sched_n, pf_lone, pf) * np.maximum(r.buffers - 1, 1)
+        return np.where(lone(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
 
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=hide_of(safe_b),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
@@ -436,7 +439,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
-                        lone_fetch_interval=np.broadcast_to(lone_interval * (last_b * warps <= sched_n), (n,)),
+                        lone_fetch_interval=np.broadcast_to(lone_interval * lone(last_b), (n,)),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
                             T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)))
