@@ -100,8 +100,13 @@ def render(p: Prediction) -> str:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "
                  f"{p.reduction_us:.2f} us")
-    L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)"
-             if p.launch_overhead_us else "Launch: not counted (no measured launch cost for this GPU's generation, or datasheet figures)")
+    if p.launch_overhead_us and p.launch_source == "published":
+        L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (published for this GPU's generation: "
+                 f"a tiny kernel launched back to back; a launch timed alone costs more)")
+    elif p.launch_overhead_us:
+        L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (an empty kernel, timed the same way)")
+    else:
+        L.append("Launch: not counted (neither measured nor published for this GPU's generation)")
     L.append("")
     L.append(f"Predicted: {p.gflops:,.0f} GFLOPS = {p.pct_of_peak:.1f} % of peak, {p.time_s * 1e3:.3f} ms")
     L.append(f"Bound: {p.bound} - {p.reason}")
@@ -113,11 +118,14 @@ def render(p: Prediction) -> str:
 PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",
               "microbenchmark": "a published microbenchmark", "proxy": "another GPU's measurement (proxy)",
               "datasheet": "the datasheet", "unmeasured": "not measured: the L2 share", "l1": "not measured: the L1 line rate",
-              "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate"}
+              "compiler": "the compiler", "model": "the model's L2 reuse, down to compulsory traffic", "estimate": "estimated: no compiler for this device here, or --estimate",
+              "measured": "measured for its SM generation", "published": "published for its SM generation, launches back to back",
+              "none": "neither measured nor published: not counted"}
 MODEL_SPREAD = {"transfer": "published measurements of GPUs whose generation nobody calibrated"}
 INPUT_NAMES = {"clock": "SM clock", "ffma": "FFMA rate", "smem": "shared-memory bandwidth", "l2": "L2 bandwidth",
                "dram": "DRAM bandwidth", "latency": "memory latency", "port": "L2->SM port", "model": "the model itself",
-               "registers": "registers per thread", "reuse": "DRAM traffic"}
+               "registers": "registers per thread", "reuse": "DRAM traffic",
+               "launch": "launch cost"}
 
 
 REGIME_WORDS = {"lone": "at most one warp per scheduler", "subwave": "under one wave", "few": "under four waves",

@@ -37,7 +37,7 @@ def test_draws_at_the_figures_give_the_point_prediction(figures, shape):
 def test_provenance_follows_the_figures():
     cal = U.provenance(Figures.load("h100-sxm", CAL), clock_given=False)
     assert cal == dict(clock="calibration", ffma="calibration", smem="calibration", l2="calibration", dram="calibration",
-                       latency="calibration", port="calibration", reuse="model", model="recorded")
+                       latency="calibration", port="calibration", reuse="model", launch="measured", model="recorded")
     gen = U.provenance(Figures.load("h200"), clock_given=True)
     # the H200's SM figures are its generation's; its L2 bandwidth is the H100's figure used as a proxy
     assert gen["clock"] == "given" and gen["ffma"] == gen["port"] == "generation" and gen["l2"] == "proxy"
@@ -46,6 +46,9 @@ def test_provenance_follows_the_figures():
     assert ds["ffma"] == ds["clock"] == "datasheet" and ds["port"] == "l1"
     # the RTX 2070 SUPER's L2 bandwidth and latencies were measured on that GPU and published
     assert ds["l2"] == "microbenchmark" and ds["latency"] == "microbenchmark"
+    # a launch: measured for Hopper, published for Ada (back to back), neither for Turing
+    assert ds["launch"] == "none" and U.provenance(Figures.load("rtx4090"), clock_given=False)["launch"] == "published"
+    assert U.provenance(Figures.load("h100-sxm", figures="datasheet"), clock_given=False)["launch"] == "published"
     clock = U.input_range(Figures.load("rtx2070s", figures="datasheet"), "clock", "datasheet")
     assert clock.lo == pytest.approx(1605 / 1770) and clock.hi == 1.0
 

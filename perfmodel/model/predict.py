@@ -622,8 +622,8 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     latency needs (every SM's threads keep megabytes in flight). The partials were written just before:
     they are read from the L2 where all of them fit in it, else from DRAM; C's stores drain at the DRAM
     rate (the H100's last-wave stores of 132 tiles ran at 3.4 TB/s, about its DRAM bandwidth:
-    last_wave_store_cycles). Time: the second launch's cost in the timed window
-    (latency.second_launch_us, measured; 0 where not), one load latency, and the bytes at the lower
+    last_wave_store_cycles). Time: the second launch's cost in the timed window (second_launch_us:
+    measured, else the published back-to-back launch time; 0 where neither), one load latency, and the bytes at the lower
     rate: reads and writes at the L2 bandwidth they share, or the writes alone at DRAM's. 0 for one slice."""
     mem, lat = device.memory, device.latency
     s = np.asarray(slices, dtype=float)
@@ -633,7 +633,7 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
     stream = np.where(fits, np.maximum((part + out) / l2_bw, out / dram_bw), (part + out) / dram_bw)
     latency = np.where(fits, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
-    return np.where(s > 1, (lat.second_launch_us or 0.0) * 1e-6 + latency + stream, 0.0)
+    return np.where(s > 1, second_launch_us(device) * 1e-6 + latency + stream, 0.0)
 
 
 def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
@@ -706,10 +706,30 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     and its timing method, not of the kernel: it bounds small problems (3.71 us on the H100 is the
     whole time of a 128^3 SGEMM at 1.1 TFLOPS). Dispatching blocks adds about 0.6 ns per block on the
     H100 (3.71 us at 1 block, 8.80 us at 8,448: results/archive/fixed-costs-20261123-h100-sxm.txt);
-    that overlaps the blocks' work and is not counted. 0 where the device's generation has no
-    measurement."""
-    us = device.latency.launch_overhead_us
-    return 0.0 if us is None else us * 1e-6
+    that overlaps the blocks' work and is not counted.
+
+    Where nobody measured it for the device's generation (or with datasheet figures), the generation's
+    published back-to-back launch time stands for it (latency.back_to_back_launch_us): the least a
+    launch costs, what a kernel queued behind another adds. validate's launch, alone between two events,
+    costs more: on Hopper 3.71 us measured against 2.43 us published (and 2.30 us measured for a second
+    launch behind the first, the published figure's own situation). 0 where neither is known."""
+    return launch_overhead_us(device) * 1e-6
+
+
+def launch_overhead_us(device: DeviceSpec) -> float:
+    """launch_overhead_s in microseconds, as the figure is given."""
+    lat = device.latency
+    us = lat.launch_overhead_us if lat.launch_overhead_us is not None else lat.back_to_back_launch_us
+    return us or 0.0
+
+
+def second_launch_us(device: DeviceSpec) -> float:
+    """What split_k's second kernel adds to the timed window for its launch: latency.second_launch_us where
+    measured, else the generation's published back-to-back launch time, the same situation (a kernel
+    queued behind another: on Hopper 2.30 us measured, 2.43 us published); 0 where neither is known."""
+    lat = device.latency
+    us = lat.second_launch_us if lat.second_launch_us is not None else lat.back_to_back_launch_us
+    return us or 0.0
 
 
 def _stages_tile_f4(cfg: KernelConfig) -> bool:
@@ -937,7 +957,8 @@ class Prediction(_M):
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
-    launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: not measured for this generation)
+    launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: neither measured nor published for this generation)
+    launch_source: str = ""  # "measured" (this generation, as validate times), "published" (back to back) or ""
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
     lone_block_store_us: float = 0.0  # the earlier waves' C stores where each SM holds one block (lone_block_store_cycles)
@@ -1067,7 +1088,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         pipe_overlap=float(c.overlap[k]),
         load_phase_share=None if np.isnan(lps) else lps,
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
-        launch_overhead_us=device.latency.launch_overhead_us or 0.0,
+        launch_overhead_us=launch_overhead_us(device), launch_source=U.launch_source(device),
         edge_blocks=int(c.edge_blocks[k]),
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
         lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6,

@@ -9,9 +9,10 @@ Two kinds of uncertainty enter (docs/model.md, "Intervals"):
   scales the FFMA and issue terms and the compute phase, the shared-memory bandwidth the smem term,
   the L2 and DRAM bandwidths their terms and the last wave's stores, the memory latency the exposed
   latency and each wave's first tile, the SM clock every cycle count that is the SM's against the
-  memory system's. Terms are recombined exactly as the point prediction combines them (the largest
-  bounds each k-tile; terms.tile_loop_cycles), so an input matters only where it is, or becomes,
-  the bound.
+  memory system's, the launch cost the timed launch (measured for the generation, else its published
+  back-to-back time, which a launch timed alone exceeds). Terms are recombined exactly as the point
+  prediction combines them (the largest bounds each k-tile; terms.tile_loop_cycles), so an input
+  matters only where it is, or becomes, the bound.
 - **the model itself**: what is left when every figure is the GPU's measured one. Its spread is the
   distribution of ln(predicted / measured) over the recorded runs `model_spread.toml` lists (the
   accuracy set, the shape runs without the corpus hold-out, the H200 runs; each device's reference
@@ -107,6 +108,12 @@ RANGES: dict[tuple[str, str], Range] = {
                                          "come from both"),
     ("latency", "proxy"): Range(0.6, 1.6, "another GPU's pointer chase in this GPU's cycles: the partitions' span and "
                                 "a memory technology nobody measured here"),
+    ("launch", "measured"): Range(0.98, 1.02, "an empty kernel timed as validate times a kernel on the lent H100: 3.71 us with "
+                                  "1 block, 3.78 us with 132 (results/archive/fixed-costs-20261123-h100-sxm.txt)"),
+    ("launch", "published"): Range(1.0, 1.53, "the published time is of a tiny kernel launched back to back; validate times a "
+                                   "launch alone between two events, which costs more: on Hopper 3.71 us measured against "
+                                   "2.43 us published (1.53 x), and 2.30 us for a launch behind another (0.95 x)"),
+    ("launch", "none"): Range(1.0, 1.0, "neither measured nor published for this generation: not counted"),
 }
 # the smallest share of one block's load phase b single-buffered blocks exposed in calibrate's tile loop on the
 # H100 (long compute phases; 1 with one or two blocks): Figures.tile_exposure, docs/model.md
@@ -126,7 +133,7 @@ REGISTER_RATIO_LEVELS = {
     "warp_tiled": (0.9, 0.97, 1.03, 1.11, 1.24),  # 916
 }
 REGISTER_LEVELS = 5
-INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port", "reuse")
+INPUTS = ("clock", "ffma", "smem", "l2", "dram", "latency", "port", "reuse", "launch")  # drawn in this order
 _PROXY_WORDS = ("proxy",)
 _MEASURED_WORDS = ("measured", "microbenchmark", "pointer chase", "jia et al", "luo et al", "stream")
 
@@ -140,6 +147,14 @@ def _source_kind(source: Optional[str]) -> str:
     if any(w in s.split("(")[0] for w in _MEASURED_WORDS):
         return "microbenchmark"
     return "datasheet"
+
+
+def launch_source(device) -> str:
+    """Which figure a timed launch's cost comes from (model.predict.launch_overhead_s): "measured" (the
+    generation's launch timed as validate times a kernel), "published" (the generation's back-to-back launch
+    time) or "" (neither: counted as 0)."""
+    lat = device.latency
+    return "measured" if lat.launch_overhead_us is not None else "published" if lat.back_to_back_launch_us is not None else ""
 
 
 def provenance(fig, clock_given: bool) -> dict[str, str]:
@@ -163,6 +178,7 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
     out["port"] = ("l1" if not fig.calibrated else "generation" if fig.generation else "calibration") \
         if fig.l2_port_bytes_per_clock else "unmeasured"
     out["reuse"] = "model"
+    out["launch"] = launch_source(dev) or "none"
     out["model"] = "transfer" if uses_transfer(fig) else "recorded"  # where the model's own residual comes from
     return out
 
@@ -386,7 +402,7 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), transfer=prov["model"] == "transfer",
                                  regimes=list(bt.regime[idx]))
              if only in (None, "model") else np.zeros((draws, n)))
-    ck, rf, rs, rl, rd, lm, rp, ru = (mult[k] for k in INPUTS)
+    ck, rf, rs, rl, rd, lm, rp, ru, la = (mult[k] for k in INPUTS)
     # the L2's reuse: DRAM bytes between the compulsory (A, B and C once) and the model's estimate
     M, N, K = (np.broadcast_to(np.asarray(d, dtype=float), (n_all,))[idx] for d in bt.dims)
     model_dram = np.maximum(np.broadcast_to(bt.traffic.dram_bytes, (n_all,))[idx], 1.0)
@@ -436,7 +452,7 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
     loops = T.tile_loop_cycles(bt.traffic.ktiles[idx], _W, cycles(bt.compute.tile_args_full), cycles(bt.compute.tile_args_tail))
     total = loops + bt.prologue_cycles[idx] * lm * ck + bt.edge_cycles[idx] + (bt.store_cycles[idx] + bt.lone_store_cycles[idx]) * ck / rd
     hz = bt.clock_MHz[idx] * 1e6 * ck
-    return (total / hz + bt.launch_s + bt.reduce_s[idx]) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
+    return (total / hz + bt.launch_s * la + bt.reduce_s[idx]) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
 
 
 def draw_gflops(bt, idx, times) -> np.ndarray:
