@@ -11,7 +11,7 @@ from perfmodel import KernelConfig, analysis, load_device
 from perfmodel.devices import MEASURED_HERE, load_generation
 from perfmodel.model import uncertainty as U
 from perfmodel.model.figures import Figures
-from perfmodel.model.predict import launch_overhead_us, predict, reduction_seconds
+from perfmodel.model.predict import launch_overhead_us, reduction_seconds
 
 SHAPE_RUN = "results/20261123-185325-h100-sxm-shapes-all"
 PUBLISHED = {"sm_86": 2.05, "sm_89": 1.64, "sm_90": 2.43}

@@ -716,20 +716,23 @@ def launch_overhead_s(device: DeviceSpec) -> float:
     return launch_overhead_us(device) * 1e-6
 
 
+def _measured_else_published(device: DeviceSpec, measured: Optional[float]) -> float:
+    """A launch figure in microseconds: the generation's measured one, else its published back-to-back
+    launch time (latency.back_to_back_launch_us), else 0."""
+    us = measured if measured is not None else device.latency.back_to_back_launch_us
+    return us or 0.0
+
+
 def launch_overhead_us(device: DeviceSpec) -> float:
     """launch_overhead_s in microseconds, as the figure is given."""
-    lat = device.latency
-    us = lat.launch_overhead_us if lat.launch_overhead_us is not None else lat.back_to_back_launch_us
-    return us or 0.0
+    return _measured_else_published(device, device.latency.launch_overhead_us)
 
 
 def second_launch_us(device: DeviceSpec) -> float:
     """What split_k's second kernel adds to the timed window for its launch: latency.second_launch_us where
     measured, else the generation's published back-to-back launch time, the same situation (a kernel
     queued behind another: on Hopper 2.30 us measured, 2.43 us published); 0 where neither is known."""
-    lat = device.latency
-    us = lat.second_launch_us if lat.second_launch_us is not None else lat.back_to_back_launch_us
-    return us or 0.0
+    return _measured_else_published(device, device.latency.second_launch_us)
 
 
 def _stages_tile_f4(cfg: KernelConfig) -> bool:
