@@ -66,6 +66,10 @@ class Memory(_Strict):
     # by the bytes one step reads of each row (bk x 4: every step a short segment of rows far apart),
     # measured by benchmarks/dram_walk.py; None where nobody measured it (every read at the stream rate)
     dram_row_segment_efficiency: Optional[dict[str, PositiveFloat]] = None
+    # of data every SM has just written (split_k's partials), the bytes a kernel behind it still reads from
+    # the L2: the largest size at which split_k's reduction stays within 10 % of its small-size line
+    # (benchmarks/reduce_after_write.py); None where nobody measured it (the whole L2)
+    l2_written_resident_bytes: Optional[PositiveFloat] = None
 
     @model_validator(mode="after")
     def _segments(self) -> "Memory":
@@ -96,6 +100,19 @@ class Latency(_Strict):
     # (model.predict.launch_overhead_s): a launch behind another is the same thing, and validate's isolated
     # launch costs more (on Hopper 2.30 and 3.71 us measured against 2.43 published). None: not published.
     back_to_back_launch_us: Optional[PositiveFloat] = None
+    # split_k's reduction (kernels/10_split_k.cu, reduce_splits) right behind the kernel that wrote its
+    # partials, timed the same way, by slices: the time at no bytes (each slice count's line through its
+    # times at 1-20 MB of partials, benchmarks/reduce_after_write.py): its launch behind another and each
+    # thread's chain of one load a slice. None where nobody measured it (the second launch and one load
+    # latency stand for it)
+    reduction_floor_us_by_slices: Optional[dict[str, PositiveFloat]] = None
+
+    @model_validator(mode="after")
+    def _slices(self) -> "Latency":
+        for k in self.reduction_floor_us_by_slices or {}:
+            if not k.isdigit() or int(k) < 2:
+                raise ValueError(f"latency.reduction_floor_us_by_slices: key {k!r} is not a slice count of 2 or more")
+        return self
 
 
 class Limits(_Strict):
@@ -211,9 +228,10 @@ class DeviceSpec(_Strict):
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks",
                                "fetch_rate_by_loop_bytes_by_warps"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
-                              "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock"),
+                              "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
+                              "l2_written_resident_bytes"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
-                               "second_launch_us", "back_to_back_launch_us")}
+                               "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds
 GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma_outer_GFLOPS_by_warps_per_sm",
@@ -229,7 +247,8 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
-                 "latency.second_launch_us", "memory.dram_row_segment_efficiency")
+                 "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
+                 "latency.reduction_floor_us_by_slices")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":
@@ -253,7 +272,7 @@ class Generation(_Strict):
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
     compute: dict[str, Union[float, dict[str, dict[str, float]]]]  # the fetch table is a table of tables
     memory: dict[str, float]
-    latency: dict[str, float]
+    latency: dict[str, Union[float, dict[str, float]]]  # the reduction's floor is a table by slices
     limits: Limits
     sources: dict[str, str]
     measured: Optional[Measured] = None  # GENERATION_MEASURED of a calibration of one GPU of this generation

@@ -620,20 +620,38 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     """split_k's second kernel (kernels/10_split_k.cu, reduce_splits): it reads the s partials of C
     (s x M x N floats) and writes C once, four floats per thread, in a grid far larger than the load
     latency needs (every SM's threads keep megabytes in flight). The partials were written just before:
-    they are read from the L2 where all of them fit in it, else from DRAM; C's stores drain at the DRAM
-    rate (the H100's last-wave stores of 132 tiles ran at 3.4 TB/s, about its DRAM bandwidth:
-    last_wave_store_cycles). Time: the second launch's cost in the timed window (second_launch_us:
-    measured, else the published back-to-back launch time; 0 where neither), one load latency, and the bytes at the lower
-    rate: reads and writes at the L2 bandwidth they share, or the writes alone at DRAM's. 0 for one slice."""
+    the L2 still holds the first `memory.l2_written_resident_bytes` of them (measured: about half the L2
+    on Hopper, where the rest has gone to DRAM; the whole L2 where nobody measured it), read at the L2
+    bandwidth with their share of C, the rest at DRAM's; partials larger than the L2 all come from DRAM.
+    C's stores drain at the DRAM rate at least (the H100's last-wave stores of 132 tiles ran at 3.4 TB/s,
+    about its DRAM bandwidth: last_wave_store_cycles). Fixed part: the kernel's measured time at no bytes
+    behind the kernel before it, by slices (`latency.reduction_floor_us_by_slices`, linear in the slices
+    between and beyond the measured counts: the launch and each thread's chain of one load a slice); where
+    nobody measured it, the second launch's cost (second_launch_us: measured, else the published
+    back-to-back launch time; 0 where neither) and one load latency. 0 for one slice."""
     mem, lat = device.memory, device.latency
     s = np.asarray(slices, dtype=float)
     part = 4.0 * s * M * N
     out = 4.0 * M * N
-    fits = part <= mem.l2_bytes
     l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
-    stream = np.where(fits, np.maximum((part + out) / l2_bw, out / dram_bw), (part + out) / dram_bw)
-    latency = np.where(fits, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
-    return np.where(s > 1, second_launch_us(device) * 1e-6 + latency + stream, 0.0)
+    resident = np.minimum(part, mem.l2_written_resident_bytes or mem.l2_bytes)
+    share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2
+    in_l2 = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
+    stream = np.where(part <= mem.l2_bytes, in_l2, (part + out) / dram_bw)
+    table = lat.reduction_floor_us_by_slices
+    if table:
+        ks = sorted(int(k) for k in table)
+        xs, ys = np.asarray(ks, dtype=float), np.asarray([table[str(k)] for k in ks], dtype=float)
+        fixed_us = np.interp(s, xs, ys)
+        if len(ks) > 1:  # beyond the measured counts: the line through the two nearest
+            lo = ys[0] + (s - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0])
+            hi = ys[-1] + (s - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+            fixed_us = np.where(s < xs[0], np.maximum(lo, 0.0), np.where(s > xs[-1], hi, fixed_us))
+        fixed = fixed_us * 1e-6
+    else:
+        latency = np.where(part <= mem.l2_bytes, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
+        fixed = second_launch_us(device) * 1e-6 + latency
+    return np.where(s > 1, fixed + stream, 0.0)
 
 
 def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
