@@ -100,6 +100,13 @@ def render(p: Prediction) -> str:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "
                  f"{p.reduction_us:.2f} us")
+        fixed = ("its time at no bytes behind the kernel that wrote them, measured on this SM generation"
+                 if p.reduction_fixed_measured else "a second launch and one load latency (no floor measured for this generation)")
+        whole, l2 = p.reduction_partials_MB, p.reduction_l2_MB
+        where = (f"all {whole:,.1f} MB of partials read from the L2" if l2 >= whole else
+                 f"the {whole:,.1f} MB of partials read from DRAM (more than the L2 holds)" if l2 <= 0 else
+                 f"{l2:,.1f} of the {whole:,.1f} MB of partials read from the L2 (what it keeps of data every SM just wrote), the rest from DRAM")
+        L.append(f"  of which {p.reduction_fixed_us:.2f} us {fixed}; {where}")
     if p.launch_overhead_us and p.launch_source == "published":
         L.append(f"Launch: {p.launch_overhead_us:.2f} us of the time is the launch itself (published for this GPU's generation: "
                  f"a tiny kernel launched back to back; a launch timed alone costs more)")

@@ -95,3 +95,30 @@ def test_the_model_against_the_records_it_comes_from():
     err = np.asarray(err)
     assert len(err) == 270
     assert abs(np.median(err)) < 0.03 and np.mean(np.abs(err) <= 0.25) > 0.9
+
+
+def test_predict_says_what_the_reduction_holds():
+    """`predict` accounts for split_k's reduction: its fixed part and where it comes from, and how much of
+    the partials it reads from the L2 (the parts reduction_seconds adds up)."""
+    from perfmodel.catalogue import KernelConfig
+    from perfmodel.explain import render
+    from perfmodel.model.predict import predict
+
+    cfg = KernelConfig.make("split_k", splits=8)
+    for figures, measured in (("auto", True), ("datasheet", False)):
+        fig = Figures.load("h100-sxm", figures=figures)
+        p = predict(fig, cfg, 1024, 1024, 16384)
+        assert p.reduction_fixed_measured is measured and p.reduction_partials_MB == pytest.approx(4 * 8 * 1024 * 1024 / 1e6)
+        dev = fig.effective
+        assert p.reduction_fixed_us == pytest.approx(
+            dev.latency.reduction_floor_us_by_slices["8"] if measured else
+            second_launch_us(dev) + dev.latency.l2_latency_cycles / (p.sm_clock_MHz * 1e6) * 1e6, rel=1e-6)
+        text = render(p)
+        if measured:  # 33.6 MB of partials: the 24.0 MB the L2 keeps, the rest from DRAM
+            assert p.reduction_l2_MB == pytest.approx(dev.memory.l2_written_resident_bytes / 1e6)
+            assert "measured on this SM generation; 24.0 of the 33.6 MB of partials read from the L2" in text
+        else:  # nobody measured what the L2 keeps: all of it while it fits
+            assert p.reduction_l2_MB == pytest.approx(p.reduction_partials_MB)
+            assert "a second launch and one load latency" in text and "all 33.6 MB of partials read from the L2" in text
+    one = predict(Figures.load("h100-sxm"), KernelConfig.make("double_buffer"), 1024)
+    assert one.reduction_us == 0.0 and one.reduction_partials_MB == 0.0 and "Split-K" not in render(one)

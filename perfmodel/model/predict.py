@@ -629,29 +629,47 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     between and beyond the measured counts: the launch and each thread's chain of one load a slice); where
     nobody measured it, the second launch's cost (second_launch_us: measured, else the published
     back-to-back launch time; 0 where neither) and one load latency. 0 for one slice."""
-    mem, lat = device.memory, device.latency
+    mem = device.memory
     s = np.asarray(slices, dtype=float)
     part = 4.0 * s * M * N
     out = 4.0 * M * N
     l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
-    resident = np.minimum(part, mem.l2_written_resident_bytes or mem.l2_bytes)
+    fixed, resident, _ = reduction_parts(device, M, N, s, hz)
     share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2
     in_l2 = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
     stream = np.where(part <= mem.l2_bytes, in_l2, (part + out) / dram_bw)
-    table = lat.reduction_floor_us_by_slices
-    if table:
-        ks = sorted(int(k) for k in table)
-        xs, ys = np.asarray(ks, dtype=float), np.asarray([table[str(k)] for k in ks], dtype=float)
-        fixed_us = np.interp(s, xs, ys)
-        if len(ks) > 1:  # beyond the measured counts: the line through the two nearest
-            lo = ys[0] + (s - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0])
-            hi = ys[-1] + (s - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
-            fixed_us = np.where(s < xs[0], np.maximum(lo, 0.0), np.where(s > xs[-1], hi, fixed_us))
-        fixed = fixed_us * 1e-6
-    else:
-        latency = np.where(part <= mem.l2_bytes, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
-        fixed = second_launch_us(device) * 1e-6 + latency
     return np.where(s > 1, fixed + stream, 0.0)
+
+
+def reduction_parts(device: DeviceSpec, M, N, slices, hz) -> tuple[np.ndarray, np.ndarray, bool]:
+    """reduction_seconds' fixed part (s), the bytes of the partials it reads from the L2, and whether the
+    fixed part is the generation's measured floor (latency.reduction_floor_us_by_slices, linear in the
+    slices between and beyond the measured counts) rather than the second launch and one load latency."""
+    mem, lat = device.memory, device.latency
+    s = np.asarray(slices, dtype=float)
+    part = 4.0 * s * M * N
+    resident = np.where(part <= mem.l2_bytes, np.minimum(part, mem.l2_written_resident_bytes or mem.l2_bytes), 0.0)
+    table = lat.reduction_floor_us_by_slices
+    if not table:
+        latency = np.where(part <= mem.l2_bytes, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
+        return second_launch_us(device) * 1e-6 + latency, resident, False
+    ks = sorted(int(k) for k in table)
+    xs, ys = np.asarray(ks, dtype=float), np.asarray([table[str(k)] for k in ks], dtype=float)
+    fixed_us = np.interp(s, xs, ys)
+    if len(ks) > 1:  # beyond the measured counts: the line through the two nearest
+        lo = ys[0] + (s - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0])
+        hi = ys[-1] + (s - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+        fixed_us = np.where(s < xs[0], np.maximum(lo, 0.0), np.where(s > xs[-1], hi, fixed_us))
+    return fixed_us * 1e-6, resident, True
+
+
+def _reduction_fields(device: DeviceSpec, M: int, N: int, slices: int, hz: float) -> dict:
+    """Prediction's account of split_k's reduction (none for one slice)."""
+    if slices <= 1:
+        return {}
+    fixed, resident, measured = reduction_parts(device, M, N, slices, hz)
+    return dict(reduction_fixed_us=float(fixed) * 1e6, reduction_fixed_measured=measured,
+                reduction_partials_MB=4.0 * slices * M * N / 1e6, reduction_l2_MB=float(resident) / 1e6)
 
 
 def _rows_banks_lines(rows: int, K: int) -> tuple[int, int]:
@@ -987,6 +1005,10 @@ class Prediction(_M):
     dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
+    reduction_fixed_us: float = 0.0  # of which its fixed part (reduction_parts)
+    reduction_fixed_measured: bool = False  # that part is the generation's measured floor (else the second launch and a latency)
+    reduction_partials_MB: float = 0.0  # the partials it reads (4 x slices x M x N bytes)
+    reduction_l2_MB: float = 0.0  # of them, what it reads from the L2 (the rest from DRAM)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
     lone_fetch_interval_cycles: float = 0.0  # the fewest clocks between a lone warp's instructions the loop's fetch allows (0: none)
@@ -1114,6 +1136,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
         lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6,
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
+        **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
