@@ -101,17 +101,12 @@ def main(argv) -> int:
             for r in range(reps + 2):  # two warm-up repetitions
                 gpu.flush()
                 spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
-                if state == "write":
-                    fill(W, n4, block=(256, 1, 1), grid=grid_stream)
-                elif state == "read":
-                    fill(W, n4, block=(256, 1, 1), grid=grid_stream)
+                fill(W, n4, block=(256, 1, 1), grid=grid_stream)
+                if state != "write":  # read and cold: the written partials flushed out of the L2
                     gpu.flush()
                     spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
+                if state == "read":
                     touch(W, n4, sink, block=(256, 1, 1), grid=grid_stream)
-                else:
-                    fill(W, n4, block=(256, 1, 1), grid=grid_stream)
-                    gpu.flush()
-                    spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
                 ev0.record()
                 reduce(*rargs, block=(256, 1, 1), grid=rgrid)
                 ev1.record()

@@ -635,9 +635,8 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     out = 4.0 * M * N
     l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
     fixed, resident, _ = reduction_parts(device, M, N, s, hz)
-    share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2
-    in_l2 = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
-    stream = np.where(part <= mem.l2_bytes, in_l2, (part + out) / dram_bw)
+    share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2; 0 beyond it
+    stream = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
     return np.where(s > 1, fixed + stream, 0.0)
 
 
