@@ -82,12 +82,18 @@ def render(p: Prediction) -> str:
     if p.lockstep_extra_cycles > 0:
         via += (f", +{p.lockstep_extra_cycles:,.0f} cycles for the unused sectors of the lines its tile touches "
                 f"(every SM's lone block loads at once, at the SM's share of the L2 bandwidth)")
-    glob = ("global latency (DRAM's: all blocks run in one wave, so every k-tile is a first touch)"
-            if one_wave(w.blocks, w.blocks_per_wave) else "global latency (L2 and DRAM mixed by the loads' hit rate)")
+    which = ("DRAM's: all blocks run in one wave, so every k-tile is a first touch" if one_wave(w.blocks, w.blocks_per_wave)
+             else "L2 and DRAM mixed by the loads' hit rate")
+    glob = f"global latency ({which})"
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
              f"store and barrier)" if p.scheduled_compute_cycles is None else
              f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
              f"{glob}, {via})")
+    if p.replayed_latency_cycles is not None and abs(p.replayed_latency_cycles - p.cycles_per_tile["latency"]) < 0.5 \
+            and p.exposed_latency_cycles > 0.5:  # the replay binds (a tie with nothing exposed leaves the closed form's words)
+        L[-1] = (f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles: the same loop replayed with its global loads' latency "
+                 f"({which}) in the binary's issue order waits that long for loads the prefetch does not cover, "
+                 f"longer than one load phase ({via}))")
     if p.edge_blocks:
         L.append(f"Edge: {p.edge_blocks:,} of {p.waves.blocks:,} blocks lie on a ragged edge and run the guarded edge body: "
                  + (f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave (its loop and the k-tile loop "

@@ -350,6 +350,7 @@ class ComputeStage:
     overlap: np.ndarray
     code_bytes: np.ndarray  # the unrolled k-tile loop's code
     scheduled: np.ndarray  # simulated compute phase (NaN where no loop program)
+    scheduled_latency: np.ndarray  # the whole k-tile pass simulated with its global loads' latency (NaN where no loop program)
     edge_blocks: np.ndarray  # blocks that run the guarded edge body (catalogue.edge_blocks)
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
@@ -395,12 +396,17 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sched_n = cmp_.warp_schedulers_per_sm
     lone_interval = fig.lone_fetch_interval(code_bytes)  # the fetch's limit on a lone warp (shown by predict)
-    sim_full = sim_tail = None
+    sim_full = sim_tail = simlat_full = simlat_tail = None
     if i.has_program.any():
         sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
                               fetch_interval=fig.lone_fetch_interval)
         sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
                               fetch_interval=fig.lone_fetch_interval)
+        memlat = np.broadcast_to(t.mem_latency, (n,))
+        simlat_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
+                                 fetch_interval=fig.lone_fetch_interval, global_latency=memlat)
+        simlat_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
+                                 fetch_interval=fig.lone_fetch_interval, global_latency=memlat)
     # lone blocks per SM that started together: the unused bytes of the lines one block's tile touches,
     # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
     # started together only where every wave is of lone blocks or the grid is one partial wave
@@ -421,10 +427,10 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
 
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=hide_of(safe_b),
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
-                     tile_exposure=fig.tile_exposure, scheduled=sim_full,
+                     tile_exposure=fig.tile_exposure, scheduled=sim_full, scheduled_latency=simlat_full,
                      lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
-                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail,
+                     overlap=ovl_of(tail_b * warps), scheduled=sim_tail, scheduled_latency=simlat_tail,
                      lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
@@ -438,6 +444,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
+                        scheduled_latency=np.full(n, np.nan) if simlat_full is None else simlat_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
                         lone_fetch_interval=np.broadcast_to(lone_interval * lone(last_b), (n,)),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
@@ -830,7 +837,7 @@ def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
 
 
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, returns, banks=0,
-               fetch_interval=None) -> np.ndarray:
+               fetch_interval=None, global_latency=None) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
     local_latency: per config, what a local load waits (LocalStage.latency: L1's, or L2's and DRAM's
     where the frames do not fit in L1); returns: per config, ldg_returns (ResourceStage.ldg_returns); banks:
@@ -848,7 +855,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                         fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]))
+                                         fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
+                                         global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]))
     return out
 
 
@@ -995,6 +1003,8 @@ class Prediction(_M):
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
+    # the same loop replayed with its global loads' latency in the binary's issue order (a floor of the latency term)
+    replayed_latency_cycles: Optional[float] = None
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: neither measured nor published for this generation)
     launch_source: str = ""  # "measured" (this generation, as validate times), "published" (back to back) or ""
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
@@ -1103,7 +1113,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         reason = (f"instruction fetch: the unrolled k-tile loop (~{c.code_bytes[k] / 1024:.0f} KB) outgrows the instruction "
                   f"caches; the SM fetches {fetch:.2f} warp instructions per clock for it")
     prefetch = build.prefetch
-    lps, sch = float(c.load_phase_share[k]), float(c.scheduled[k])
+    lps, sch, schl = float(c.load_phase_share[k]), float(c.scheduled[k]), float(c.scheduled_latency[k])
     return Prediction(
         device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
         K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label, register_banks=fig.register_banks,
@@ -1130,6 +1140,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         pipe_overlap=float(c.overlap[k]),
         load_phase_share=None if np.isnan(lps) else lps,
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
+        replayed_latency_cycles=None if np.isnan(schl) else schl,
         launch_overhead_us=launch_overhead_us(device), launch_source=U.launch_source(device),
         edge_blocks=int(c.edge_blocks[k]),
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,

@@ -214,7 +214,8 @@ class Fractions:
 
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
-                tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0):
+                tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
+                scheduled_latency=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -259,6 +260,13 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     beyond its sectors (tile_line_bytes less the tile's bytes) times the share of the SMs that load at
     once: nothing drifts such blocks apart, so every SM asks the L2 for its lines at the same moment and
     the load phase grows by lockstep_load_cycles.
+    scheduled_latency (per config, NaN where unknown): the same loop replayed as one whole pass with its
+    global loads' latency (the average, mem_latency) in the binary's order (model.schedule with
+    global_latency): where its warps wait longer than compute + exposed, because the loads and the
+    instructions that use them lie close together (scalar loads each stored to shared memory soon after, a
+    prefetch the compiler sank, spill reloads between them) and one or two warps a scheduler have nothing
+    else to issue, the latency term is that replay, and exposed what it adds to the compute phase. The
+    closed form's one load phase per k-tile is the best case of the same binary.
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -300,6 +308,11 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
                        np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single)
                        + np.where(has_sim, 0.0, 2 * smem_latency))
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
+    if scheduled_latency is not None:  # the binary's own order of loads and their uses, where it waits longer
+        sl = np.broadcast_to(np.asarray(scheduled_latency, float), t_lat.shape)
+        longer = np.isfinite(sl) & (kind > 0) & (sl > t_lat)
+        exposed = np.where(longer, sl - compute, exposed)
+        t_lat = np.where(longer, sl, t_lat)
     share = np.where(kind == 1, share, np.nan)
     return np.stack([t_fma, t_issue, t_smem, t_l2, t_dram, t_local, t_lat]), exposed, share
 

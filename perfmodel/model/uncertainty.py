@@ -441,9 +441,13 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
                   dram_bytes=wk["dram_bytes"] * dram_scale)
         rates = replace(r, smem_bpc=r.smem_bpc * rs, l2_bpc=l2 * rl / ck, dram_bpc=_take(r.dram_bpc, idx, n_all) * rd / ck,
                         port_bpc=port)
-        sched = a["scheduled"]
-        a.update(work=T.TileWork(**wk), rates=rates, f=T.Fractions(**fr), c_ffma=c / rf,
-                 scheduled=None if sched is None else sched * (share / rf + 1.0 - share))
+        sched, sched_lat = a["scheduled"], a.get("scheduled_latency")
+        drawn_sched = None if sched is None else sched * (share / rf + 1.0 - share)
+        # the replay with the global loads' latency: its compute part as the compute phase's draw, its waits
+        # (what it has beyond the compute phase) with the drawn latency
+        a.update(work=T.TileWork(**wk), rates=rates, f=T.Fractions(**fr), c_ffma=c / rf, scheduled=drawn_sched,
+                 scheduled_latency=None if sched_lat is None or sched is None else
+                 drawn_sched + np.maximum(sched_lat - sched, 0.0) * lm * ck)
         return T.tile_cycles(**a)[0]
 
     class _W:  # the waves of configs idx
