@@ -9,7 +9,7 @@ same grid beside cuBLAS, verified and timed as validate times them (benchmarks/g
 
     python3 benchmarks/replayed_latency.py pick OUT.json [--seed 101] [--sample 240] [--n 24] [--min 1.10]   (CPU)
     python3 benchmarks/replayed_latency.py measure PICK.json [PICK.json ...]    (GPU: results/<date>-<device>-replayed-latency)
-    python3 benchmarks/replayed_latency.py compare RUN PICK.json               (CPU: per point, measured beside both predictions)
+    python3 benchmarks/replayed_latency.py compare RUN PICK.json [PICK.json ...] (CPU: per point, measured beside both predictions)
 """
 from __future__ import annotations
 
@@ -95,14 +95,14 @@ def measure(pick_files: list[Path]) -> int:
     return 0
 
 
-def compare(run_dir: Path, pick_file: Path) -> int:
+def compare(run_dir: Path, pick_files: list[Path]) -> int:
     """Measured against the pick's two predictions (made before the run) and against `perfmodel accuracy`'s
     replay of the run (the binary that ran, the SM clock it ran at)."""
     from perfmodel.accuracy import figures_for
     from perfmodel.analysis import load_run, rows, run_facts
 
-    d = json.loads(pick_file.read_text())
-    before = {(p["kernel"], json.dumps(p["config"], sort_keys=True), p["M"]): p for p in d["points"]}
+    before = {(p["kernel"], json.dumps(p["config"], sort_keys=True), p["M"]): p
+              for f in pick_files for p in json.loads(f.read_text())["points"]}
     run = load_run(run_dir)
     fig = figures_for(run_dir, "measured", None, Path("results"), own_fallback=True)
     err_c, err_f, err_r = [], [], []
@@ -140,13 +140,13 @@ if __name__ == "__main__":
     m.add_argument("pick", type=Path, nargs="+")
     c = sub.add_parser("compare")
     c.add_argument("run", type=Path)
-    c.add_argument("pick", type=Path)
+    c.add_argument("pick", type=Path, nargs="+")
     a = ap.parse_args()
     if a.cmd == "pick":
         if a.out.exists():
             ap.error(f"{a.out} exists (a pick is never overwritten)")
         sys.exit(pick(a.out, a.seed, a.sample, a.n, a.min, a.mn, a.k))
-    for f in (a.pick if a.cmd == "measure" else [a.pick, a.run]):
+    for f in a.pick + ([a.run] if a.cmd == "compare" else []):
         if not f.exists():
             ap.error(f"{f} does not exist")
     sys.exit(measure(a.pick) if a.cmd == "measure" else compare(a.run, a.pick))
