@@ -87,6 +87,17 @@ def test_per_tile_divides_an_unrolled_loop_and_uses_the_busiest_scheduler():
     assert compute_cycles_per_tile(p, 2.0, 6, 2, 4, 1.0, 29, 33, 4, 1, 1) == pytest.approx(64.0)
 
 
+def test_the_shared_pipe_serves_the_resident_warps_not_the_busiest_schedulers_count_on_each():
+    # eight 4-wavefront loads per pass, pipe-bound: 5 warps on 4 schedulers are 2 + 1 + 1 + 1, so the pipe
+    # serves 5 warps' 32 wavefronts each (160 cycles a pass), not the 8 warps' of 2 on every scheduler (256)
+    p = prog("S" * 8 + "A" * 8)
+    five = compute_cycles_per_tile(p, 1.0, 5, 1, 4, 1.0, 29, 33, 4, 4, 1)
+    eight = compute_cycles_per_tile(p, 1.0, 8, 1, 4, 1.0, 29, 33, 4, 4, 1)
+    assert eight == pytest.approx(8 * 32, rel=0.02) and five == pytest.approx(5 * 32, rel=0.02)
+    # where the warps divide evenly each wavefront holds the pipe the schedulers' count of cycles, as before
+    assert compute_cycles_per_tile(p, 1.0, 12, 1, 4, 1.0, 29, 33, 4, 4, 1) == pytest.approx(12 * 32, rel=0.02)
+
+
 def test_prediction_uses_the_simulated_compute_phase():
     dev = load_device("h100-sxm")
     cfg = KernelConfig.make("double_buffer", bm=64, bn=256, bk=8, tm=16, tn=8)

@@ -18,8 +18,9 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
 - A warp issues its next instruction once every producer it depends on has delivered: fixed-latency
   producers after `fixed_latency` cycles (the dependent-FFMA latency), shared and local loads after
   their latency once the shared-memory/L1 pipe has served them.
-- The pipe serves one 128 B wavefront per clock per SM, shared by the active schedulers: a
-  wavefront holds it `share` cycles from one scheduler's view. Wavefronts per shared load and store
+- The pipe serves one 128 B wavefront per clock per SM, shared by the resident warps: a wavefront
+  holds it `share` cycles from one scheduler's view, the resident warps over the busiest scheduler's W
+  (at most the schedulers: with 5 warps on 4 schedulers, 2.5, not the 4 of 2 warps on each). Wavefronts per shared load and store
   come from the bank-conflict simulation (smem_banks), global and local accesses count one per
   4-byte word of width (a coalesced warp access: 128 B per word).
 - Global loads deliver at once here: their latency is the load phase, which the model charges
@@ -248,7 +249,10 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
-    share = float(min(schedulers, max(resident_warps, 1)))
+    # the SM's pipe serves every resident warp's wavefronts; the busiest scheduler holds W of them, so a
+    # wavefront of its warps waits for resident / W others' (the schedulers' count where the warps divide
+    # evenly: 5 warps on 4 schedulers are 2 + 1 + 1 + 1, not 2 on each)
+    share = float(min(schedulers, max(resident_warps, 1.0) / W))
     pid = program["id"]
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
