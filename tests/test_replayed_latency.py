@@ -84,7 +84,8 @@ def test_the_run_measured_after_the_floor_was_picked():
     """18 configurations of two fresh random samples whose predictions the floor lowers by 10 % or more, picked
     with both predictions written down (results/archive/replayed-latency-pick-*.json) and then measured at
     M = N = 256, 512, 768, K = 2048 (results/20261127-181532-h100-sxm-replayed-latency): the closed form was
-    28.2 % off (+22.4 %), the floor 10.5 % (+3.9 %); of the 43 points the floor moves, 39 come closer."""
+    28.2 % off (+22.4 %), the floor 10.5 % (+3.9 %); of the 43 points the floor moves, 39 come closer. With the
+    shared pipe charged for the resident warps (model.schedule) today's replay is 9.2 % (+6.0 %)."""
     import json
 
     from perfmodel import analysis
@@ -103,6 +104,6 @@ def test_the_run_measured_after_the_floor_was_picked():
         closed.append(100 * (p["closed_form_gflops"] - m) / m)
         moved.append(p["floor_gflops"] < 0.999 * p["closed_form_gflops"])
     now, closed, moved = np.array(now), np.array(closed), np.array(moved)
-    assert np.abs(now).mean() < 12.0 and abs(now.mean()) < 6.0
+    assert np.abs(now).mean() < 11.0 and abs(now.mean()) < 8.0 and np.abs(closed).mean() > 2.5 * np.abs(now).mean()
     assert np.abs(closed).mean() > 25.0 and closed.mean() > 20.0
     assert moved.sum() == 43 and np.sum(np.abs(now[moved]) < np.abs(closed[moved])) >= 39
