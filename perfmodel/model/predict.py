@@ -396,17 +396,15 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sched_n = cmp_.warp_schedulers_per_sm
     lone_interval = fig.lone_fetch_interval(code_bytes)  # the fetch's limit on a lone warp (shown by predict)
+    def replay(bb, global_latency=None):  # the binary's k-tile loop with bb resident blocks (model.schedule)
+        return _simulated(i, bb, warps, c_of(bb * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
+                          fetch_interval=fig.lone_fetch_interval, global_latency=global_latency)
+
     sim_full = sim_tail = simlat_full = simlat_tail = None
     if i.has_program.any():
-        sim_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                              fetch_interval=fig.lone_fetch_interval)
-        sim_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                              fetch_interval=fig.lone_fetch_interval)
-        memlat = np.broadcast_to(t.mem_latency, (n,))
-        simlat_full = _simulated(i, safe_b, warps, c_of(safe_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                                 fetch_interval=fig.lone_fetch_interval, global_latency=memlat)
-        simlat_tail = _simulated(i, tail_b, warps, c_of(tail_b * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                                 fetch_interval=fig.lone_fetch_interval, global_latency=memlat)
+        memlat = np.broadcast_to(t.mem_latency, (n,))  # the latency term's floor: the same loop with its loads' latency
+        sim_full, sim_tail = replay(safe_b), replay(tail_b)
+        simlat_full, simlat_tail = replay(safe_b, memlat), replay(tail_b, memlat)
     # lone blocks per SM that started together: the unused bytes of the lines one block's tile touches,
     # times the share of the SMs that load at once (terms.lockstep_load_cycles); the tail's lone blocks
     # started together only where every wave is of lone blocks or the grid is one partial wave
@@ -436,10 +434,9 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
-    extra_full = _edge_extra(builds, n_edge, safe_b, warps, c_of(safe_b * warps), configs, device, t.mem_latency, loc.latency,
-                             r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
-    extra_last = _edge_extra(builds, n_edge, last_b, warps, c_of(last_b * warps), configs, device, t.mem_latency, loc.latency,
-                             r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
+    extra_full, extra_last = (_edge_extra(builds, n_edge, bb, warps, c_of(bb * warps), configs, device, t.mem_latency, loc.latency,
+                                          r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
+                              for bb in (safe_b, last_b))
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
