@@ -143,9 +143,12 @@ def _check(a) -> None:
     if a.cmd == "accuracy" and a.figures != "measured" and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
     if a.cmd == "validate" and a.resume:
-        for opt, val in (("--shapes", a.shapes), ("--quick", a.quick), ("--out", a.out), ("--ncu", a.ncu), ("--seed", a.seed)):
+        for opt, val in (("--shapes", a.shapes), ("--quick", a.quick), ("--out", a.out), ("--ncu", a.ncu), ("--seed", a.seed),
+                         ("--sample", a.sample is not None)):
             if val:
                 raise UserError(f"--resume continues a run with its own plan; {opt} cannot change it")
+    if a.cmd == "validate" and a.sample is not None and not a.shapes and not a.resume:
+        raise UserError("--sample sizes a shape run (random configurations a shape); it needs --shapes CLASS|all")
     if a.cmd == "validate" and a.variants and (a.quick or a.shapes or a.resume):
         raise UserError("--variants is its own plan; it excludes --quick, --shapes and --resume")
     if a.cmd == "validate" and a.shapes and (a.quick or a.ncu):
@@ -289,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--shapes", choices=list(SHAPE_CLASSES) + ["all"], metavar="CLASS|all",
                    help="measure the shape corpus (shapes/corpus.toml), one class or all: per shape cuBLAS, the ladder, "
                         "the model's top 3 and 10 random configurations, each point recorded as it finishes")
+    v.add_argument("--sample", type=count_int, metavar="N",
+                   help="with --shapes: N random configurations a shape instead of 10 (sizes the run; seeded by --seed)")
     v.add_argument("--resume", metavar="RUN", help="continue a --shapes run that stopped: measure what it has not recorded")
     v.add_argument("--plan-only", action="store_true",
                    help="with --resume of a run stopped while it was ranking the corpus: finish its plan (plan.json) and "

@@ -27,3 +27,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def have_nvcc():
     return shutil.which("nvcc") is not None or os.path.exists("/usr/local/cuda/bin/nvcc")
+
+
+@pytest.fixture(autouse=True)
+def _rank_shapes_here(monkeypatch):
+    """Shape runs rank their shapes in this process, one after the other, whatever the host's cores (tests
+    replace shape_plan and SHAPE_SASS, which planning processes would not see); the test of the planning
+    processes sets its own count."""
+    monkeypatch.setenv("PERFMODEL_PLAN_JOBS", "1")

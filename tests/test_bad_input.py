@@ -106,6 +106,9 @@ CASES = [
     # no GPU (this suite runs where pycuda is absent; the GPU suite covers the other case)
     ("validate", ["validate", "--resume", "{tmp}"], "holds no plan.json"),
     ("validate", ["validate", "--resume", "{tmp}", "--seed", "2"], "--seed cannot change it"),
+    ("validate", ["validate", "--resume", "{tmp}", "--sample", "0"], "--sample cannot change it"),
+    ("validate", ["validate", "--sample", "20"], "it needs --shapes CLASS|all"),
+    ("validate", ["validate", "--shapes", "small", "--sample", "-1"], "-1 is negative"),
     ("validate", ["validate", "--shapes", "small", "--quick"], "--quick applies to the square ladder run only"),
     ("validate", ["validate"], "CUDA GPU"),
     ("calibrate", ["calibrate"], "CUDA GPU"),

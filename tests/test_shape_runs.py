@@ -263,3 +263,4 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     whole = real(Figures.load("h100-sxm", run / "calibration.toml"), shapes, seed=5)
     assert plan.points == whole and measured == whole and plan.seed == 5 and plan.shapes == "small"
     assert not (run / "plan.partial.json").exists() and (run / "raw.json").exists()
+

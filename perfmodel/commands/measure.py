@@ -15,7 +15,8 @@ def _fleet(a) -> dict:
 def validate(a) -> int:
     if a.shapes or a.resume:
         return _validate.validate_shapes(a.shapes or "all", seed=a.seed, out=Path(a.out) if a.out else None,
-                                         resume=Path(a.resume) if a.resume else None, plan_only=a.plan_only, **_fleet(a))
+                                         resume=Path(a.resume) if a.resume else None, plan_only=a.plan_only,
+                                         sample=_validate.SHAPE_RANDOM if a.sample is None else a.sample, **_fleet(a))
     return _validate.validate(Path(a.out) if a.out else None, quick=a.quick, seed=a.seed, ncu=a.ncu, variants=a.variants,
                               **_fleet(a))
 

@@ -3,8 +3,13 @@ point, time it beside cuBLAS, write a new results folder (raw.json, summary.csv/
 from __future__ import annotations
 
 import lzma
+import multiprocessing as mp
+import os
 import random
+import signal
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
@@ -267,13 +272,13 @@ def validate_fleet(out: Path | None, quick: bool, seed: int, variants: bool, gpu
 def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None = None,
                sample: int = SHAPE_RANDOM) -> list[PlannedPoint]:
     """Per shape: cuBLAS, the ladder's defaults, the model's top SHAPE_TOP (ranked with `fig`, the top
-    SHAPE_SASS re-predicted from their binaries) and SHAPE_RANDOM other valid configurations at random
-    (seeded by the seed and the shape's name). Deterministic for one model and figures. With tune_top
+    SHAPE_SASS re-predicted from their binaries) and `sample` (SHAPE_RANDOM unless said) other valid
+    configurations at random (seeded by the seed and the shape's name). Deterministic for one model and figures. With tune_top
     K (`sweep --measure K --shapes`): cuBLAS, the model's top K (the top max(K, SHAPE_SASS) re-predicted
     from their binaries) and `sample` others at random, no ladder."""
     pts = []
     n_top = SHAPE_TOP if tune_top is None else tune_top
-    n_random = SHAPE_RANDOM if tune_top is None else sample
+    n_random = sample
     for j, sh in enumerate(shapes, 1):
         dims = dict(shape=sh.name, M=sh.M, N=sh.N, K=sh.K)
         pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
@@ -414,14 +419,16 @@ DRAFT = "plan.partial.json"  # a shape run's plan while it is being made (record
 
 def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     """Rank the corpus shapes the draft has not planned yet (shape_plan, one shape at a time: the same points
-    as all at once) and write the draft after each, so that a run stopped here goes on from the next shape
-    with --resume; then plan.json, written once, and the draft removed."""
+    as all at once; plan_jobs of them at once in spawned processes where this host has the cores) and write
+    the draft after each, in corpus order, so that a run stopped here goes on from the next shape with
+    --resume; then plan.json, written once, and the draft removed."""
     shapes = select(draft.shapes, None if (draft.holdout or not draft.bench) else False)
     done = set(draft.planned)
     todo = [sh for sh in shapes if sh.name not in done]
-    n_top, n_random = (SHAPE_TOP, SHAPE_RANDOM) if draft.tune_top is None else (draft.tune_top, draft.sample)
-    print(f"planning {len(todo)} of {len(shapes)} shapes (the model's top {n_top} and {n_random} random configurations each) ...",
-          flush=True)
+    n_top = SHAPE_TOP if draft.tune_top is None else draft.tune_top
+    jobs = plan_jobs(len(todo))
+    print(f"planning {len(todo)} of {len(shapes)} shapes (the model's top {n_top} and {draft.sample} random configurations each"
+          f"{f'; {jobs} at a time' if jobs > 1 else ''}) ...", flush=True)
     if draft.bench and draft.planned:  # a resumed draft keeps the peer its first shapes were planned with
         why = None if any(p.group == "peer" for p in draft.points) else "the run's first shapes were planned without it"
     else:
@@ -435,24 +442,67 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
         tmp.replace(out / DRAFT)
 
     keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
+    pool, t0 = None, time.time()
     try:
-        for j, sh in enumerate(todo, len(shapes) - len(todo) + 1):
-            pts = shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample)
+        if jobs > 1:  # spawned (the fleet's coordinator has threads), not daemonic (a ranking builds in processes
+            # of its own), Ctrl-C left to this process
+            pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=signal.signal,
+                                       initargs=(signal.SIGINT, signal.SIG_IGN))
+            ranked = pool.map(_plan_one, [(fig, sh, draft.seed, draft.tune_top, draft.sample) for sh in todo])
+        else:
+            ranked = (shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample) for sh in todo)
+        for j, (sh, pts) in enumerate(zip(todo, ranked), len(shapes) - len(todo) + 1):  # in corpus order
             if draft.bench and why is None:
                 pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
                                                   if p.kernel == "cublas" else [p])]
             draft = draft.model_copy(update=dict(points=draft.points + pts, planned=draft.planned + [sh.name]))
             keep(draft)
-            print(f"\r  planned {j}/{len(shapes)} shapes", end="" if j < len(shapes) else "\n", flush=True)
+            print(f"\r  planned {j}/{len(shapes)} shapes ({time.time() - t0:.0f} s)", end="" if j < len(shapes) else "\n", flush=True)
     except KeyboardInterrupt:
+        if pool is not None:  # the shapes still being ranked are dropped (the draft holds the ones done)
+            _stop(pool)
+            pool = None
         cmd = "bench" if draft.bench else "validate"
         print(f"\ninterrupted while planning; the {len(draft.planned)} planned shapes are kept: perfmodel {cmd} --resume {out}",
               file=sys.stderr, flush=True)
         raise
+    finally:
+        if pool is not None:
+            pool.shutdown()
     plan = Plan(**{k: getattr(draft, k) for k in Plan.model_fields})
     (out / "plan.json").write_text(plan.model_dump_json(indent=1))
     (out / DRAFT).unlink(missing_ok=True)
     return plan
+
+
+PLAN_CORES = 4  # host cores a shape's ranking keeps busy: its closed-form ranking and up to 8 builds of its top
+
+
+def plan_jobs(shapes: int) -> int:
+    """How many shapes a run ranks at once: one per PLAN_CORES cores of this host (each ranking builds its top
+    configurations in parallel itself), at most one per shape; PERFMODEL_PLAN_JOBS overrides. One ranks
+    them in this process, one after the other."""
+    env = os.environ.get("PERFMODEL_PLAN_JOBS", "")
+    n = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1) // PLAN_CORES
+    return max(1, min(n, shapes))
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End a planning pool now: queued shapes cancelled, running ones killed (with their builds' processes
+    left to finish on their own) rather than waited for."""
+    if hasattr(pool, "terminate_workers"):  # Python 3.14 on
+        pool.terminate_workers()
+        return
+    handles = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in handles:
+        proc.terminate()
+
+
+def _plan_one(job) -> list[PlannedPoint]:
+    """One shape's points (shape_plan), in a planning process."""
+    fig, sh, seed, tune_top, sample = job
+    return shape_plan(fig, [sh], seed, tune_top=tune_top, sample=sample)
 
 
 def _run_figures(out: Path, env) -> Figures:

@@ -31,6 +31,15 @@ class Figures:
         if self.calibrated and self.device.measured is None:
             raise UserError(f"device {self.device.name} has no [measured] section; run perfmodel calibrate")
 
+    def __getstate__(self):
+        """Pickled without what its cached properties hold (a lambda among them): a planning process gets
+        the figures and derives the rest again."""
+        lazy = {k for k, v in vars(type(self)).items() if isinstance(v, cached_property)}
+        return {k: v for k, v in self.__dict__.items() if k not in lazy}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     @classmethod
     def of(cls, device: DeviceSpec | "Figures") -> "Figures":
         """Datasheet figures of a device (a Figures is returned as it is)."""
