@@ -24,6 +24,11 @@
 #                                                       # resume with `resume`
 #   bash benchmarks/gpu_run.sh fleet CLASS              # validate --shapes CLASS on one GPU (A), then A's plan measured
 #                                                       # again by one worker process (--gpus 0) and on the plain path
+#   bash benchmarks/gpu_run.sh gpus CLASS LIST [SAMPLE] # validate --shapes CLASS --gpus LIST [--sample SAMPLE] with an empty
+#                                                       # build cache (every kernel built in the run), its wall time and
+#                                                       # nvidia-smi's list of the GPUs in the log
+#   bash benchmarks/gpu_run.sh interrupt CLASS LIST     # benchmarks/fleet_interrupt.py: a --gpus LIST shape run, a worker
+#                                                       # killed at a quarter, the run at half, then --resume
 #   bash benchmarks/gpu_run.sh fleet-repeat RUN N       # RUN's plan measured again N times more, alternately by one worker
 #                                                       # process (RUN-gpus0-rI) and on the plain path (RUN-again-rI)
 #   bash benchmarks/gpu_run.sh twins CLASS [SECONDS]     # benchmarks/ragged_twins.py --shapes CLASS: the ragged choice
@@ -100,6 +105,20 @@ case "$what" in
     tar czf "$OUT/results-fleet-b.tar.gz" "$a-gpus0"
     python3 -m perfmodel validate --resume "$a-again" > "$OUT/fleet-again.log" 2>&1; echo "validate --resume (plain) rc $?"
     grep -h "^measured" "$OUT"/fleet-*.log ;;
+  gpus)
+    cls=${2:?"gpus needs a CLASS"}; list=${3:?"gpus needs a LIST of GPUs"}; sample=${4:-}; tag=gpus${list//,/-}
+    export PERFMODEL_CACHE=/tmp/perfmodel-cache-$tag-$(date +%s)
+    nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,clocks.max.sm,clocks.applications.graphics --format=csv > "$OUT/$tag.log"
+    t0=$(date +%s.%N)
+    python3 -m perfmodel validate --shapes "$cls" ${sample:+--sample "$sample"} --gpus "$list" >> "$OUT/$tag.log" 2>&1; rc=$?
+    t1=$(date +%s.%N)
+    echo "validate --shapes $cls ${sample:+--sample $sample }--gpus $list: rc $rc, wall $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" | tee -a "$OUT/$tag.log"
+    tr '\r' '\n' < "$OUT/$tag.log" | grep -E "^calibrating|planned [0-9]+/|compiled [0-9]+/|^measured|results in" | grep -vE "planned [0-9]+/[0-9]+ shapes \(" | tail -3
+    tr '\r' '\n' < "$OUT/$tag.log" | grep -E "planned [0-9]+/[0-9]+ shapes \(" | tail -1 ;;
+  interrupt)
+    cls=${2:?"interrupt needs a CLASS"}; list=${3:?"interrupt needs a LIST of GPUs"}
+    OUT="$OUT" python3 benchmarks/fleet_interrupt.py --shapes "$cls" --gpus "$list" > "$OUT/interrupt.log" 2>&1; echo "fleet_interrupt rc $?"
+    tail -1 "$OUT/interrupt.log" ;;
   fleet-repeat)
     a=${2:?"fleet-repeat needs a RUN"}; n=${3:?"fleet-repeat needs N"}
     for i in $(seq 2 $((n + 1))); do

@@ -7,7 +7,7 @@ import pytest
 from perfmodel.catalogue import kernel_ids
 from perfmodel.measure import validate
 from perfmodel.errors import UserError
-from perfmodel.measure.records import Environment, Measurement, Plan, Run
+from perfmodel.measure.records import Environment, Measurement, Plan, Run, open_log
 from perfmodel.model.figures import Figures
 from perfmodel.shapes import select
 
@@ -88,6 +88,15 @@ def test_resume_measures_what_is_not_recorded(plan, tmp_path):
     log.write_text("\n".join(lines) + "\n" + lines[0][: len(lines[0]) // 2])  # killed while writing a sixth
     assert validate.pending(p, log) == pts[5:]
     assert json.loads(lines[0])["shape"] == pts[0].shape
+    # the resumed run appends after the cut line: the next point starts a line of its own and is read back
+    m6 = Measurement(kernel=pts[5].kernel, config=pts[5].config, group=pts[5].group, shape=pts[5].shape, M=pts[5].M,
+                     N=pts[5].N, K=pts[5].K, verified=True, verification="full", gflops_median=2.0)
+    with open_log(log) as f:
+        f.write(m6.model_dump_json() + "\n")
+    assert validate.pending(p, log) == pts[6:]
+    with open_log(log) as f:  # a log that ends a line gets nothing added
+        pass
+    assert log.read_text().endswith(m6.model_dump_json() + "\n")
 
 
 def test_report_of_a_shape_run_has_classes_and_the_size_plot(tmp_path):
@@ -263,4 +272,3 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     whole = real(Figures.load("h100-sxm", run / "calibration.toml"), shapes, seed=5)
     assert plan.points == whole and measured == whole and plan.seed == 5 and plan.shapes == "small"
     assert not (run / "plan.partial.json").exists() and (run / "raw.json").exists()
-

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import UserError
 from ..model.predict import Problem, predict_batch
 from .detect import match_shipped
-from .records import GpuIdentity, Measurement, PlannedPoint
+from .records import GpuIdentity, Measurement, PlannedPoint, open_log
 from .worker import GpuWorker, point_config
 
 POLL_S = 0.2
@@ -413,7 +413,7 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
         echo(f"  -- {out.measured}/{total} points in {el:.0f} s; {per}; about {left:.0f} s left", flush=True)
 
     stopping = False
-    with log_path.open("a") as f:
+    with open_log(log_path) as f:
         while len(sched) or busy:
             try:
                 if not stopping:

@@ -146,6 +146,21 @@ def pack_record(run_dir: Path) -> bool:
     return True
 
 
+def open_log(path: Path):
+    """A points log opened for appending: where a killed run left its last line cut short (no newline at
+    the end), a newline is written first, so that the cut line stays one unreadable line (dropped when the
+    log is read) and the next point starts a line of its own."""
+    path = Path(path)
+    if path.exists() and path.stat().st_size:
+        with path.open("rb") as f:
+            f.seek(-1, 2)
+            cut = f.read(1) != b"\n"
+        if cut:
+            with path.open("a") as f:
+                f.write("\n")
+    return path.open("a")
+
+
 def pack_file(path: Path) -> Path:
     """path kept as path.xz: written, read back and compared byte for byte, and only then is path removed
     (RuntimeError, path kept, where it does not read back)."""

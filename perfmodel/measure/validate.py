@@ -31,7 +31,7 @@ from .gpu import Gpu, Problem, compile_all, measure_compiled
 from .ncu import run_ncu
 from .nvml import NvmlSampler
 from .worker import environment, point_config
-from .records import Environment, Measurement, Plan, PlanDraft, PlannedPoint, Run, measurement_key, pack_file, run_record
+from .records import Environment, Measurement, Plan, PlanDraft, PlannedPoint, Run, measurement_key, open_log, pack_file, run_record
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -359,7 +359,7 @@ class _Here:
             sampler = None
         cubins = compile_all(gpu, {c.label(): c for c in map(point_config, todo) if c is not None})
         prob, failed, t0 = None, 0, datetime.now(timezone.utc)
-        with log.open("a") as f, _resume_hint(out):
+        with open_log(log) as f, _resume_hint(out):
             for i, p in enumerate(todo, 1):
                 if prob is None or (prob.M, prob.N, prob.K) != (p.M, p.N, p.K):
                     prob = Problem(gpu, p.M, p.N, p.K)
