@@ -35,6 +35,7 @@
 #                                                       # measured in pairs, stopped (SIGINT) after SECONDS (default 520);
 #                                                       # resume with `resume`
 #   bash benchmarks/gpu_run.sh alignment                # benchmarks/row_alignment.py (K = 1024, 1020, 1023; edge and inner)
+#   bash benchmarks/gpu_run.sh tail-waves               # benchmarks/block_dispatch.py, then benchmarks/tail_waves.py (grids of 0.5-3 waves)
 #   bash benchmarks/gpu_run.sh ktile-depth [ARGS]       # benchmarks/ktile_depth.py (K = 64 to 4096 at M = N = 1024, 4096;
 #                                                       # ARGS: its --config / --mn / --ks / --tag)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
@@ -131,6 +132,10 @@ case "$what" in
   alignment)
     python3 benchmarks/row_alignment.py > "$OUT/alignment.log" 2>&1; echo "row_alignment rc $?"
     grep -A 40 "^results in" "$OUT/alignment.log" ;;
+  tail-waves)
+    python3 benchmarks/block_dispatch.py "$OUT/block-dispatch.json" > "$OUT/block-dispatch.log" 2>&1; echo "block_dispatch rc $?"
+    python3 benchmarks/tail_waves.py > "$OUT/tail-waves.log" 2>&1; echo "tail_waves rc $?"
+    grep -A 12 "^results in" "$OUT/tail-waves.log" ;;
   ktile-depth)
     python3 benchmarks/ktile_depth.py "${@:2}" > "$OUT/ktile-depth.log" 2>&1; echo "ktile_depth rc $?"
     grep -A 40 "^results in" "$OUT/ktile-depth.log" ;;

@@ -22,25 +22,33 @@ def measure_grid(tag: str, group: str, sizes: Sequence[int], ks: Sequence[int],
                  cfgs: Sequence[KernelConfig]) -> tuple[Path, list[Measurement]]:
     """cuBLAS and cfgs at M = N = each of sizes and K = each of ks (cuBLAS's points in group `baseline`,
     the configurations' in `group`); the Run is written before this returns. Prints a line per shape."""
+    return measure_shapes(tag, group, [(mn, mn, k) for mn in sizes for k in ks], {None: cfgs})
+
+
+def measure_shapes(tag: str, group: str, shapes: Sequence[tuple[int, int, int]],
+                   cfgs: dict) -> tuple[Path, list[Measurement]]:
+    """cuBLAS and configurations at each (M, N, K) of shapes: cfgs maps a shape to the configurations measured
+    there (None: at every shape). The Run is written before this returns. Prints a line per shape."""
     gpu = Gpu()
     dev = match_shipped(gpu.name, gpu.cc)
     started = datetime.now(timezone.utc)
     out = Path("results") / f"{started:%Y%m%d-%H%M%S}-{dev}-{tag}"
     out.mkdir(parents=True)
-    cubins = compile_all(gpu, {c.label(): c for c in cfgs})
+    every = list(cfgs.get(None, []))
+    cubins = compile_all(gpu, {c.label(): c for cs in cfgs.values() for c in cs})
     try:
         sampler = NvmlSampler()
     except Exception:
         sampler = None
     ms = []
-    for mn in sizes:
-        for k in ks:
-            prob = Problem(gpu, mn, mn, k)
-            ms.append(measure_point(gpu, prob, None, "baseline", sampler, 25.0, 100.0))
-            for c in cfgs:
-                ms.append(measure_compiled(gpu, prob, c, group, sampler, 25.0, 100.0, cubins))
-            del prob
-            print(f"  {mn}x{mn}x{k}: {len(cfgs)} configurations measured", flush=True)
+    for M, N, K in shapes:
+        here = every + list(cfgs.get((M, N, K), []))
+        prob = Problem(gpu, M, N, K)
+        ms.append(measure_point(gpu, prob, None, "baseline", sampler, 25.0, 100.0))
+        for c in here:
+            ms.append(measure_compiled(gpu, prob, c, group, sampler, 25.0, 100.0, cubins))
+        del prob
+        print(f"  {M}x{N}x{K}: {len(here)} configurations measured", flush=True)
     run = Run(environment=environment(gpu, dev, started), device_toml=device_toml(shipped_devices()[dev]), measurements=ms)
     (out / "raw.json").write_text(run.model_dump_json(indent=1))
     print(f"results in {out}; {sum(not m.verified for m in ms)} failed")
