@@ -32,6 +32,11 @@ class Compute(_Strict):
     # calibrate's points where the instruction caches stop holding the loop (benchmarks/lone_fetch.py):
     # the fetch table takes them where calibrate measured nothing (Figures). None where nobody measured it
     fetch_rate_by_loop_bytes_by_warps: Optional[dict[str, dict[str, PositiveFloat]]] = None
+    # the most warps of new blocks one SM takes at once when the blocks of a full wave finish together and
+    # free their slots (benchmarks/block_dispatch.py): a grid's last partial wave goes to the slots that free
+    # first, as many blocks to an SM as fit in these warps (at least one), not one block to every SM.
+    # None where nobody measured it (the partial wave spread over the SMs, ceil(rest / SMs) to the busiest)
+    refill_warps_per_sm: Optional[PositiveInt] = None
 
     @model_validator(mode="after")
     def _fetch_points(self) -> "Compute":
@@ -226,7 +231,7 @@ class DeviceSpec(_Strict):
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks",
-                               "fetch_rate_by_loop_bytes_by_warps"),
+                               "fetch_rate_by_loop_bytes_by_warps", "refill_warps_per_sm"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
                               "l2_written_resident_bytes"),
@@ -246,7 +251,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # the generation figures perfmodel's own benchmarks measured (a generation file names the GPU and the
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
-MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
+MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices")
 

@@ -63,6 +63,9 @@ def render(p: Prediction) -> str:
     L.append("Waves")
     L.append(f"  {w.blocks} blocks, {w.blocks_per_wave} per wave -> {w.waves:.2f} waves "
              f"({w.full_waves} full, tail of {w.tail_blocks_per_sm} block(s) per SM)")
+    if w.tail_refilled:
+        L.append(f"  (the blocks left after the full waves take the slots those free first, {w.tail_blocks_per_sm} to an SM "
+                 f"on fewer SMs: the warps an SM takes at once, measured for this SM generation)")
     L.append("Cycles per k-tile at full residency (largest bounds)")
     L.append("  " + "  ".join(f"{k} {v:,.0f}" + ("*" if k == p.bound else "") for k, v in p.cycles_per_tile.items()))
     via = (f"the tile burst through the {p.l2_port_bytes_per_clock:.0f} B/clk L2->SM port" if p.l2_port_bytes_per_clock

@@ -325,11 +325,19 @@ class WavesStage:
     resident: np.ndarray  # blocks an SM really holds (small grids hold fewer)
 
 
+def refill_blocks(device, warps_per_block) -> np.ndarray:
+    """Blocks an SM takes at once when a full wave's blocks free their slots (terms.waves' refill): as many as
+    fit in the generation's measured refill_warps_per_sm, at least one; 1 where it was not measured."""
+    w = device.compute.refill_warps_per_sm
+    warps = np.maximum(np.asarray(warps_per_block, float), 1.0)
+    return np.ones_like(warps) if w is None else np.maximum(np.floor(w / warps), 1.0)
+
+
 def waves_stage(device, o: OccupancyStage, t: TrafficStage) -> WavesStage:
     """terms.waves with at least one block per SM."""
     sms = device.compute.sm_count
     safe_b = np.maximum(o.blocks_per_sm, 1)
-    per_wave, full, tail = T.waves(t.blocks, safe_b, sms)
+    per_wave, full, tail = T.waves(t.blocks, safe_b, sms, refill_blocks(device, o.warps_per_block))
     return WavesStage(blocks_per_wave=per_wave, full_waves=full, tail=tail, n_waves=full + (tail > 0),
                       resident=np.minimum(safe_b, np.ceil(t.blocks / sms)))
 
@@ -960,6 +968,7 @@ class Waves(_M):
     full_waves: int
     tail_blocks_per_sm: int
     waves: float
+    tail_refilled: bool = False  # the tail took the slots a full wave freed, several to an SM (terms.waves' refill)
 
 
 class Interval(_M):
@@ -1130,7 +1139,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         issue=Issue(per_block_per_tile=counts, ffma_share=share, issue_ceiling_GFLOPS=issue_ceiling,
                     loop_code_bytes=float(c.code_bytes[k]), fetch_rate_per_sm=fetch),
         waves=Waves(blocks=int(t.blocks[k]), blocks_per_wave=per_wave, full_waves=int(w.full_waves[k]),
-                    tail_blocks_per_sm=int(w.tail[k]), waves=float(t.blocks[k] / max(per_wave, 1))),
+                    tail_blocks_per_sm=int(w.tail[k]), waves=float(t.blocks[k] / max(per_wave, 1)),
+                    tail_refilled=bool(w.full_waves[k] >= 1 and w.tail[k] > np.ceil((t.blocks[k] - w.full_waves[k] * per_wave) / device.compute.sm_count))),
         cycles_per_tile={nm: float(c.cycles[j, k]) for j, nm in enumerate(T.TERMS)},
         exposed_latency_cycles=float(c.exposed[k]),
         l2_port_bytes_per_clock=fig.l2_port_bytes_per_clock,

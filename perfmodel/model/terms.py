@@ -321,13 +321,31 @@ TERMS = ("fma", "issue", "smem", "l2", "dram", "local", "latency")
 BOUNDS = TERMS + ("fixed",)  # a prediction's bound: a term, or fixed costs (launch, first tiles)
 
 
-def waves(blocks, blocks_per_sm, sm_count):
+def waves(blocks, blocks_per_sm, sm_count, refill=1):
     """Full waves of sm_count*blocks_per_sm blocks, and the tail: the busiest SM's blocks in the
-    last partial wave, ceil(remainder / SMs)."""
+    last partial wave.
+
+    A grid of less than one wave is spread over the SMs as it launches: ceil(remainder / SMs) on the
+    busiest. The blocks after a full wave go instead to the slots that free first, and the blocks that
+    shared an SM and started together free theirs together: the SM takes `refill` blocks at once (the
+    blocks that fit in the warps an SM takes at a refill, Compute.refill_warps_per_sm; 1 where that was not
+    measured), so a short last wave runs `refill` blocks to an SM on fewer SMs, at most the b resident
+    blocks and the blocks left, and never fewer than the spread. Blocks free their slots together only while
+    they run in step: after the first full wave, or with at most two resident an SM; three or more drift
+    apart over later waves (as the tile loop's exposed share X, Figures.tile_exposure, measures them), free
+    their slots one at a time, and the blocks after them spread again. Measured on the H100
+    (benchmarks/block_dispatch.py, results/archive/block-dispatch-20261128-h100-sxm*): after one full wave
+    of blocks of 128 threads, two to four resident per SM, the 33 to 198 blocks left went two to an SM,
+    and with two resident the grid took two waves' time whatever their number, after two and three full
+    waves as well; with three or four resident, after two full waves, one to an SM; blocks of 256 and 512
+    threads went one to an SM; of 32, 64 and 96 threads up to eight warps' worth."""
     per_wave = sm_count * blocks_per_sm
     full = np.floor(blocks / per_wave)
     rem = blocks - full * per_wave
-    tail = np.ceil(rem / sm_count)
+    spread = np.ceil(rem / sm_count)
+    packed = np.minimum(np.minimum(blocks_per_sm, np.maximum(refill, 1)), rem)
+    in_step = (full == 1) | (np.asarray(blocks_per_sm) <= 2)  # blocks that still free their slots together
+    tail = np.where((full >= 1) & in_step, np.maximum(spread, packed), spread)
     return per_wave, full, tail
 
 
