@@ -61,13 +61,11 @@ def main() -> int:
     a = ap.parse_args()
     configs = [parse_config(c) for c in a.config] if a.config else CONFIGS
     plan: dict = {}
-    rows = []
     for spec, b in configs:
         cfg = KernelConfig.make(**spec)
         for w in WAVES:
             s = shape(cfg, b, w, a.sms)
             plan.setdefault(s, []).append(cfg)
-            rows.append((cfg, b, w, s))
     _, ms = measure_shapes(a.tag, "tail_waves", sorted(plan), plan)
     got = {(m.kernel, json_key(m.config), m.M, m.N, m.K): m for m in ms if m.kernel != "cublas"}
     print(f"{'configuration':58} {'b':>2} {'driver b':>8} " + " ".join(f"{w:>7.2f}" for w in WAVES) + "  (us; share of a wave)")

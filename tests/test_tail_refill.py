@@ -2,6 +2,7 @@
 (terms.waves' refill, Compute.refill_warps_per_sm): the rule, the figure against its records, and what it does
 to the recorded grids of 0.5-3 waves."""
 import importlib
+import importlib.util
 import json
 import lzma
 from pathlib import Path
@@ -18,6 +19,9 @@ P = importlib.import_module("perfmodel.model.predict")
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "results" / "20261128-025027-h100-sxm-tail-waves"
 DISPATCH = sorted((ROOT / "results" / "archive").glob("block-dispatch-20261128-*.json.xz"))
+_spec = importlib.util.spec_from_file_location("block_dispatch", ROOT / "benchmarks" / "block_dispatch.py")
+BD = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(BD)
 
 
 def test_a_grid_under_one_wave_is_spread_whatever_the_refill():
@@ -64,10 +68,8 @@ def _partials():
             wave = d["sms"] * r["b"]
             if not wave < r["grid"] < 2 * wave:
                 continue
-            rec = np.stack([r["smid"], r["start_ns"]], axis=1)
-            last = rec[np.argsort(rec[:, 1], kind="stable")[-(r["grid"] - wave):]]
-            out.append((r.get("threads", 128), r["b"], r["grid"] / wave, int(np.unique(last[:, 0], return_counts=True)[1].max()),
-                        -(-(r["grid"] - wave) // d["sms"])))
+            most, _ = BD.last_partial(np.stack([r["smid"], r["start_ns"], r["end_ns"]], axis=1), wave)
+            out.append((r.get("threads", 128), r["b"], r["grid"] / wave, most, -(-(r["grid"] - wave) // d["sms"])))
     return out
 
 

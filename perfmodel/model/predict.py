@@ -323,6 +323,7 @@ class WavesStage:
     tail: np.ndarray  # the busiest SM's blocks in the last partial wave
     n_waves: np.ndarray
     resident: np.ndarray  # blocks an SM really holds (small grids hold fewer)
+    tail_refilled: np.ndarray  # the tail holds more blocks an SM than spread one to an SM would (terms.waves' refill)
 
 
 def refill_blocks(device, warps_per_block) -> np.ndarray:
@@ -339,7 +340,8 @@ def waves_stage(device, o: OccupancyStage, t: TrafficStage) -> WavesStage:
     safe_b = np.maximum(o.blocks_per_sm, 1)
     per_wave, full, tail = T.waves(t.blocks, safe_b, sms, refill_blocks(device, o.warps_per_block))
     return WavesStage(blocks_per_wave=per_wave, full_waves=full, tail=tail, n_waves=full + (tail > 0),
-                      resident=np.minimum(safe_b, np.ceil(t.blocks / sms)))
+                      resident=np.minimum(safe_b, np.ceil(t.blocks / sms)),
+                      tail_refilled=tail > T.waves(t.blocks, safe_b, sms)[2])
 
 
 @dataclass(frozen=True)
@@ -1140,7 +1142,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                     loop_code_bytes=float(c.code_bytes[k]), fetch_rate_per_sm=fetch),
         waves=Waves(blocks=int(t.blocks[k]), blocks_per_wave=per_wave, full_waves=int(w.full_waves[k]),
                     tail_blocks_per_sm=int(w.tail[k]), waves=float(t.blocks[k] / max(per_wave, 1)),
-                    tail_refilled=bool(w.full_waves[k] >= 1 and w.tail[k] > np.ceil((t.blocks[k] - w.full_waves[k] * per_wave) / device.compute.sm_count))),
+                    tail_refilled=bool(w.tail_refilled[k])),
         cycles_per_tile={nm: float(c.cycles[j, k]) for j, nm in enumerate(T.TERMS)},
         exposed_latency_cycles=float(c.exposed[k]),
         l2_port_bytes_per_clock=fig.l2_port_bytes_per_clock,
