@@ -60,6 +60,7 @@ class RunScore:
     regimes: list = field(default_factory=list)  # per point: its occupancy regime (predict.occupancy_regime)
     intervals: list = field(default_factory=list)  # per point: (measured, predicted, q05, q25, q75, q95) GFLOPS
     kernel_points: list = field(default_factory=list)  # per kernel point: {kernel, config (JSON), error_pct} (the choice tables)
+    point_rows: list = field(default_factory=list)  # per point: POINT_FIELDS (--points, --by)
 
 
 def _spearman(a, b) -> Optional[float]:
@@ -93,7 +94,81 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                     kernel_points=[dict(kernel=r["kernel"], config=r["config"], error_pct=float(r["error_pct"])) for r in pts
                                    if r["kernel"] != "cublas"],
                     intervals=[tuple(float(r[k]) for k in ("measured_gflops", "predicted_gflops", "q05_gflops", "q25_gflops",
-                                                           "q75_gflops", "q95_gflops")) for r in pts if "q05_gflops" in r])
+                                                           "q75_gflops", "q95_gflops")) for r in pts if "q05_gflops" in r],
+                    point_rows=[point_record(Path(run_dir).name, r) for r in pts])
+
+
+# what `perfmodel accuracy --points FILE` writes per scored point, in this order
+POINT_FIELDS = ("run", "kernel", "config", "group", "shape", "class", "M", "N", "K", "measured_gflops", "predicted_gflops",
+                "error_pct", "bound", "regime", "blocks_per_sm", "waves", "q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")
+# what `--by` groups the points by: a point's field, or the band of waves its grid runs in
+GROUP_KEYS = ("kernel", "bound", "regime", "class", "run", "group", "shape", "waves")
+WAVE_BANDS = ((1.0, "under 1"), (2.0, "1-2"), (4.0, "2-4"), (16.0, "4-16"), (float("inf"), "16 or more"))
+
+
+def point_record(run: str, r: dict) -> dict:
+    """One scored point (an analysis.rows row with its error) as the plain fields POINT_FIELDS names."""
+    p = r.get("_prediction")
+    return {"run": run, "kernel": r["kernel"], "config": r["config"], "group": r.get("group"), "shape": r.get("shape"),
+            "class": r.get("shape_class"), "M": r["M"], "N": r["N"], "K": r["K"],
+            "measured_gflops": float(r["measured_gflops"]), "predicted_gflops": float(r["predicted_gflops"]),
+            "error_pct": float(r["error_pct"]), "bound": r.get("bound"), "regime": r.get("regime"),
+            "blocks_per_sm": r.get("blocks_per_sm"), "waves": None if p is None else float(p.waves.waves),
+            **{k: (float(r[k]) if k in r else None) for k in ("q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")}}
+
+
+def parse_group_keys(text: str) -> tuple[str, ...]:
+    """`--by kernel,regime` -> ("kernel", "regime"); a key GROUP_KEYS lacks, or none, is a UserError."""
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in keys if k not in GROUP_KEYS]
+    if not keys or bad:
+        raise UserError(f"--by {text!r}: {'no key given' if not keys else 'unknown key ' + repr(bad[0])}; "
+                        f"allowed: {', '.join(GROUP_KEYS)} (comma-separated)")
+    if len(set(keys)) != len(keys):
+        raise UserError(f"--by {text!r} names a key twice; allowed: {', '.join(GROUP_KEYS)} (comma-separated)")
+    return keys
+
+
+def _group_value(p: dict, key: str) -> str:
+    if key == "waves":
+        w = p.get("waves")
+        return "n/a" if w is None else next(name for top, name in WAVE_BANDS if w < top)
+    v = p.get(key)
+    return "-" if v is None else str(v)
+
+
+def group_errors(points: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """The scored points grouped by `keys`: per group its points, MAPE, bias (mean signed error, > 0
+    optimistic) and share of the summed absolute error of all points (where the error is), largest
+    share first; the groups' points add up to all points and their shares to 100 %."""
+    groups: dict[tuple, list[float]] = {}
+    for p in points:
+        groups.setdefault(tuple(_group_value(p, k) for k in keys), []).append(p["error_pct"])
+    total = sum(abs(e) for es in groups.values() for e in es) or 1.0
+    out = [dict(group=dict(zip(keys, g)), points=len(es), mape_pct=float(np.mean(np.abs(es))), bias_pct=float(np.mean(es)),
+                share_pct=100.0 * float(np.sum(np.abs(es))) / total) for g, es in groups.items()]
+    return sorted(out, key=lambda d: (-d["share_pct"], tuple(d["group"].values())))
+
+
+def check_points_path(path: Path) -> Path:
+    """--points FILE must be a new file in an existing folder (checked before any scoring)."""
+    path = Path(path)
+    if path.exists():
+        raise UserError(f"{path} exists; --points writes a new file only (results are never overwritten)")
+    if not path.parent.is_dir():
+        raise UserError(f"--points {path}: the folder {path.parent} does not exist")
+    return path
+
+
+def write_points(path: Path, points: list[dict]) -> None:
+    """Every scored point as CSV (POINT_FIELDS), to a new file only: results are never overwritten."""
+    import csv
+
+    path = check_points_path(path)
+    with open(path, "x", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=POINT_FIELDS)
+        w.writeheader()
+        w.writerows(points)
 
 
 def figures_for(run_dir: Path, figures: str, calibration: Optional[str], results: Path, own_fallback: bool = False) -> Figures:
@@ -157,7 +232,8 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:
-    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "regimes", "intervals", "kernel_points")}
+    return dict(runs=[{k: v for k, v in asdict(s).items() if k not in ("errors_pct", "class_errors_pct", "bounds", "regimes", "intervals",
+                                                                      "kernel_points", "point_rows")}
                       for s in scores], overall=overall)
 
 

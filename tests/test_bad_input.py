@@ -132,6 +132,14 @@ CASES = [
     ("accuracy", ["accuracy", "--model-spread", "{tmp}/s.toml", "--intervals"], "excludes --intervals"),
     ("accuracy", ["accuracy", "--published", "--model-spread", "{file}"], "writes a new file only"),
     ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--figures", "datasheet"], "takes --figures measured"),
+    ("accuracy", ["accuracy", str(RUN), "--by", "kernel,tile"], "unknown key 'tile'; allowed: kernel, bound"),
+    ("accuracy", ["accuracy", str(RUN), "--by", ","], "no key given"),
+    ("accuracy", ["accuracy", str(RUN), "--by", "bound,bound"], "names a key twice"),
+    ("accuracy", ["accuracy", str(RUN), "--points", "{file}"], "--points writes a new file only"),
+    ("accuracy", ["accuracy", str(RUN), "--points", "{tmp}/no/such/p.csv"], "does not exist"),
+    ("accuracy", ["accuracy", "--published", "--by", "kernel"], "--published cannot apply"),
+    ("accuracy", ["accuracy", "--intervals", "--points", "{tmp}/p.csv"], "--intervals cannot apply"),
+    ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--by", "run"], "--model-spread cannot apply"),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import published
 import tomli_w
 
-from ..accuracy import accuracy_set, as_json, score, spread_of
+from ..accuracy import accuracy_set, as_json, check_points_path, group_errors, parse_group_keys, score, spread_of, write_points
 from ..analysis import load_run, run_device
 from ..measure.records import run_record
 from ..model.figures import Figures
@@ -31,6 +31,9 @@ def run(a) -> int:
             raise UserError(f"{r} holds no raw.json (not a recorded run)")
     if a.intervals:
         return _intervals(a, runs, results)
+    keys = parse_group_keys(a.by) if a.by else None  # bad input fails before any scoring
+    if a.points:
+        check_points_path(Path(a.points))
     if a.model_spread:  # before any scoring
         if Path(a.model_spread).exists():
             raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
@@ -48,8 +51,14 @@ def run(a) -> int:
         return _write_spread(a, scores, overall)
     if not a.json and a.figures == "measured":
         print(f"measured figures: {a.calibration or 'the reference calibration of each run' + chr(39) + 's device'}\n")
+    points = [p for s in scores for p in s.point_rows]
+    if a.points:
+        write_points(Path(a.points), points)
+        if not a.json:
+            print(f"wrote {a.points}: {len(points)} points", file=sys.stderr)
+    by = group_errors(points, keys) if keys else None
     if a.json:
-        print(json.dumps(as_json(scores, overall), indent=1))
+        print(json.dumps(dict(as_json(scores, overall), **({"by": by} if by is not None else {})), indent=1))
         return 0
     print("| run | figures | points | MAPE | median APE | bias | Spearman all | Spearman sweep | model top-1 vs measured best |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -78,6 +87,13 @@ def run(a) -> int:
           f"{o['points']} points in {o['runs']} run{'s' if o['runs'] != 1 else ''}, {o['figures']} figures"
           + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
     print(interval_line(o["intervals"]))
+    if by is not None:
+        print(f"\nby {', '.join(keys)} (share: of the summed absolute error of all {len(points)} points):\n")
+        print("| " + " | ".join(keys) + " | points | MAPE | bias | share |")
+        print("|" + "---|" * (len(keys) + 4))
+        for g in by:
+            print("| " + " | ".join(g["group"].values()) + f" | {g['points']} | {g['mape_pct']:.1f} % | "
+                  f"{g['bias_pct']:+.1f} % | {g['share_pct']:.1f} % |")
     return 0
 
 
