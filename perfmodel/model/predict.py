@@ -279,6 +279,7 @@ class LocalStage:
     level: np.ndarray
     l1tex_wavefronts: np.ndarray
     latency: np.ndarray  # cycles a local load (LDL) waits: L1's where the frames fit there, else L2's and DRAM's by share
+    store_share: np.ndarray  # the share of bytes_tile that are stores (STL): the binary's loop, else half
 
 
 def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[BuildFacts], tile_bytes, blocks) -> LocalStage:
@@ -313,7 +314,20 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
                       l1tex_wavefronts=r.smem_wavefronts_block + ldg_w + np.where(in_l1, local_tile / T.WAVEFRONT_BYTES, 0.0),
-                      latency=np.where(in_l1, lat.l1_latency_cycles, beyond))
+                      latency=np.where(in_l1, lat.l1_latency_cycles, beyond),
+                      store_share=np.array([local_store_share(bf.program) for bf in builds]) if len(builds) else np.full(len(thr), 0.5))
+
+
+def local_store_share(program: Optional[dict]) -> float:
+    """The share of a loop's local bytes that are stores (STL over LDL + STL, by access width), 0.5 without a
+    loop program or without local accesses in it: a frame of accumulators is loaded and stored alike (the
+    recorded local-memory loops of sm_90 store 47-50 % of their bytes)."""
+    if not program:
+        return 0.5
+    cls, wide = program["cls"], program["wide"]
+    ld = sum(wide[i] for i, c in enumerate(cls) if c == "L")
+    st = sum(wide[i] for i, c in enumerate(cls) if c == "K")
+    return st / (ld + st) if ld + st else 0.5
 
 
 @dataclass(frozen=True)
@@ -392,7 +406,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     exposed_k = (t.mem_latency + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
                       dram_bytes=t.dram_bytes_tile / t.dram_rate, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
-                      mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k)
+                      mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share)
     smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
     acc = r.bm * r.bn / r.threads  # outputs (accumulators) per thread
 
@@ -433,11 +447,17 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     def hide_of(bb):
         return np.where(lone(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
 
+    # the SMs that run blocks: in a grid of one partial wave, whose blocks all start at once, one per block up to
+    # all; otherwise all (a last partial wave after full ones overlaps their last blocks, which end at different
+    # times: terms.waves' refill)
+    busy_full = busy_tail = np.clip(np.where(w.full_waves > 0, sms, t.blocks), 1, sms)
+    store_bpc = device.memory.store_bytes_per_clock_per_sm
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=hide_of(safe_b),
+                     sms_share=np.broadcast_to(sms / busy_full, (n,)), store_bpc=store_bpc,
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full, scheduled_latency=simlat_full,
                      lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
-    args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
+    args_tail = dict(args_full, b=tail_b, sms_share=np.broadcast_to(sms / busy_tail, (n,)), c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail, scheduled_latency=simlat_tail,
                      lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
@@ -914,7 +934,8 @@ def _local_text(bt: PredictionBatch, k: int, from_sass) -> Optional[str]:
     src = "the binary's main loop (SASS)" if from_sass is not None else "estimated from the frame size"
     if per_thread == 0:  # a frame the k-tile loop never touches (the out-of-line edge call's)
         return "none in the k-tile loop"
-    return f"{per_thread:,.0f} B per thread per k-tile, {where} [{src}]"
+    stores = f" ({float(bt.local.store_share[k]):.0%} stores)" if lvl <= 0 else ""
+    return f"{per_thread:,.0f} B per thread per k-tile{stores}, {where} [{src}]"
 
 
 # ---- the typed single prediction ---------------------------------------------------------

@@ -186,6 +186,7 @@ class TileWork:
     mem_latency: np.ndarray
     kind: np.ndarray
     exposed_k: np.ndarray
+    local_store_share: np.ndarray = 0.5  # the share of local_bytes that are stores (STL): the binary's loop, else half
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ class Fractions:
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
-                scheduled_latency=None):
+                scheduled_latency=None, sms_share=1.0, store_bpc=None):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -227,7 +228,13 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     smem: b*wavefronts/(B per clk/128)/f_smem   l2, dram: b*bytes/(per-SM bandwidth share)/f
     local: spill/local-array traffic where the frames live: L1 (local_level = 1) at the L1 rate;
     otherwise the L2 holds L2 bytes / all SMs' frames of them, DRAM the rest (local_level = minus
-    the DRAM share), each at the SM's share of its bandwidth
+    the DRAM share), each at the SM's share of its bandwidth among the SMs that run blocks (`sms_share`:
+    all SMs / those SMs in a grid of one partial wave, else 1), and never faster than the SM's own paths, where both were
+    measured: its loads (LDL) through the L2->SM port, its stores (STL) at the SM's store rate
+    (`store_bpc`, memory.store_bytes_per_clock_per_sm), one after the other; `work.local_store_share` of
+    the bytes are stores. With every SM running blocks the share is the slower (about 27 B per clock per
+    SM on the H100 against 120 in and 28.8 out); a grid that leaves SMs idle gives the rest more. Measured
+    with one block per SM on the H100 (docs/model.md, "Local frames beyond L1: the SM's own paths")
     latency: resident blocks share the schedulers round-robin, which keeps them in lockstep: they
     all request their next tile at once, so a block without prefetch waits the load latency plus
     the transfer of the SM's whole burst after its compute phase max(issue, smem); with double
@@ -284,8 +291,12 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
     t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
     miss = np.clip(-np.asarray(local_level, float), 0.0, 1.0)  # share of the frames only DRAM holds
-    t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc,
-                       b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm))
+    beyond = b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm)
+    if store_bpc is not None and port_bpc is not None:  # the SM's own load and store paths, and its share among the busy SMs
+        st = np.asarray(work.local_store_share, float)
+        beyond = np.maximum(beyond / np.maximum(sms_share, 1.0),
+                            b * local_bytes_tile * ((1.0 - st) / port_bpc + st / store_bpc))
+    t_local = np.where(local_level > 0, b * local_bytes_tile / smem_bpc, beyond)
     # the FP32 pipe bounds the compute phase too: on 16-lane schedulers (Volta, Turing, GA100) a warp FFMA
     # holds it two clocks, so t_fma can exceed t_issue; elsewhere the issue of the same FFMAs binds first
     compute = np.maximum(np.maximum(t_issue, t_fma), t_smem) + overlap * np.minimum(t_issue, t_smem)
