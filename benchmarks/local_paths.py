@@ -3,10 +3,12 @@ beyond L1: the SM's own paths"): 256 x 256 tiles whose 32 or 64 registers leave 
 memory, at M = N = 512 to 4096 (4 to 256 blocks: one block on each of 4 to 121 SMs, then a grid of more than a
 wave as the control), beside cuBLAS, every point verified and timed as validate times it.
 
-    python3 benchmarks/local_paths.py --predict     (CPU) the predictions, reference calibration, with the SM's
-                                                    paths and with the even L2 share alone: written down first
+    python3 benchmarks/local_paths.py --predict [--device h200]
+        (CPU) the predictions with the SM's paths and with the even L2 share alone, written down first: the H100's
+        with its reference calibration, the H200's from the Hopper generation figures (no H200 calibration here)
     python3 benchmarks/local_paths.py               (GPU) measures them into results/<date>-<device>-local-paths
     python3 benchmarks/local_paths.py --compare RUN (CPU) the recorded run replayed both ways, error per point
+        (the H100's reference calibration for an H100 run, the generation figures for an H200 run)
 
 Run from the repository root (PYTHONPATH=. for --predict and --compare)."""
 from __future__ import annotations
@@ -44,12 +46,13 @@ def even_share():
         T.tile_cycles = orig
 
 
-def predict_table() -> int:
+def predict_table(device: str) -> int:
     from perfmodel import facts
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import predict
 
-    fig = Figures.load("h100-sxm", calibration=str(CALIBRATION))
+    fig = Figures.load(device, calibration=str(CALIBRATION)) if device == "h100-sxm" else Figures.load(device)
+    print(f"{device}: {fig.kind} figures")
     print(f"{'configuration':72} {'M=N':>5} {'blocks':>6} {'paths':>8} {'even':>8}  (GFLOPS predicted, K = {K})")
     for cfg in configs():
         build = facts.for_config(cfg, "9.0")
@@ -67,7 +70,7 @@ def compare(run_dir: Path) -> int:
     from perfmodel.analysis import load_run, rows, run_facts
 
     run = load_run(run_dir)
-    fig = figures_for(run_dir, "measured", None, Path("results"))
+    fig = figures_for(run_dir, "measured" if "h100" in run_dir.name else "generation", None, Path("results"))
     now = [r for r in rows(run, fig, run_facts(run, run_dir)) if r.get("error_pct") is not None]
     with even_share():
         before = {(r["kernel"], r["config"], r["M"]): r for r in rows(run, fig, run_facts(run, run_dir))
@@ -84,9 +87,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--predict", action="store_true", help="print the predictions both ways (CPU)")
     ap.add_argument("--compare", metavar="RUN", help="replay a recorded run both ways (CPU)")
+    ap.add_argument("--device", default="h100-sxm", choices=["h100-sxm", "h200"], help="--predict: the GPU (default h100-sxm)")
     a = ap.parse_args()
     if a.predict:
-        return predict_table()
+        return predict_table(a.device)
     if a.compare:
         return compare(Path(a.compare))
     from grid_measure import measure_grid
