@@ -100,10 +100,13 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
 
 # what `perfmodel accuracy --points FILE` writes per scored point, in this order
 POINT_FIELDS = ("run", "kernel", "config", "group", "shape", "class", "M", "N", "K", "measured_gflops", "predicted_gflops",
-                "error_pct", "bound", "regime", "blocks_per_sm", "waves", "q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")
-# what `--by` groups the points by: a point's field, or the band of waves its grid runs in
-GROUP_KEYS = ("kernel", "bound", "regime", "class", "run", "group", "shape", "waves")
+                "error_pct", "bound", "regime", "blocks_per_sm", "waves", "registers", "local_frame_bytes",
+                "q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")
+# what `--by` groups the points by: a point's field, or the band of waves its grid runs in, or of the registers
+# per thread its prediction used (the binary's where known; the top band: at the 255-register cap, nvcc allocates 250-255)
+GROUP_KEYS = ("kernel", "bound", "regime", "class", "run", "group", "shape", "waves", "registers")
 WAVE_BANDS = ((1.0, "under 1"), (2.0, "1-2"), (4.0, "2-4"), (16.0, "4-16"), (float("inf"), "16 or more"))
+REGISTER_BANDS = ((65, "up to 64"), (129, "65-128"), (193, "129-192"), (250, "193-249"), (float("inf"), "250-255 (the cap)"))
 
 
 def point_record(run: str, r: dict) -> dict:
@@ -114,6 +117,8 @@ def point_record(run: str, r: dict) -> dict:
             "measured_gflops": float(r["measured_gflops"]), "predicted_gflops": float(r["predicted_gflops"]),
             "error_pct": float(r["error_pct"]), "bound": r.get("bound"), "regime": r.get("regime"),
             "blocks_per_sm": r.get("blocks_per_sm"), "waves": None if p is None else float(p.waves.waves),
+            "registers": None if p is None else int(p.resources.registers_per_thread),
+            "local_frame_bytes": None if p is None else int(p.resources.local_frame_bytes),
             **{k: (float(r[k]) if k in r else None) for k in ("q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")}}
 
 
@@ -130,9 +135,10 @@ def parse_group_keys(text: str) -> tuple[str, ...]:
 
 
 def _group_value(p: dict, key: str) -> str:
-    if key == "waves":
-        w = p.get("waves")
-        return "n/a" if w is None else next(name for top, name in WAVE_BANDS if w < top)
+    bands = {"waves": WAVE_BANDS, "registers": REGISTER_BANDS}.get(key)
+    if bands is not None:
+        w = p.get(key)
+        return "n/a" if w is None else next(name for top, name in bands if w < top)
     v = p.get(key)
     return "-" if v is None else str(v)
 

@@ -359,10 +359,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
                          "measured, generation and datasheet figures, and the published points")
     ac.add_argument("--by", metavar="KEYS", help="also break the scored points down by these comma-separated keys "
-                    "(kernel, bound, regime, class, run, group, shape, waves): points, MAPE, bias and share of the summed "
+                    "(kernel, bound, regime, class, run, group, shape, waves, registers): points, MAPE, bias and share of the summed "
                     "absolute error per group, largest share first")
     ac.add_argument("--points", metavar="FILE", help="write every scored point (run, kernel, configuration, shape, measured "
-                    "and predicted GFLOPS, error, bound, regime, waves, interval) to FILE as CSV (a new file)")
+                    "and predicted GFLOPS, error, bound, regime, waves, registers, local frame, interval) to FILE as CSV (a new file)")
     ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
                     "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists); "
                     "with --published, the published points' residual quantiles, every bound pooled "

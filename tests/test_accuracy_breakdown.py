@@ -15,13 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "results" / "20261122-153912-h100-sxm-seed10"
 
 
-def _pt(kernel, bound, err, waves):
-    return dict(kernel=kernel, bound=bound, error_pct=err, waves=waves, regime="many", run="r")
+def _pt(kernel, bound, err, waves, registers=None):
+    return dict(kernel=kernel, bound=bound, error_pct=err, waves=waves, regime="many", run="r", registers=registers)
 
 
 def test_groups_hold_every_point_and_rank_by_their_share_of_the_error():
-    pts = [_pt("a", "fma", +10.0, 8.0), _pt("a", "fma", -10.0, 8.0), _pt("b", "smem", +30.0, 0.5),
-           _pt("b", "fma", -2.0, 1.5), _pt("c", "l2", +4.0, None)]
+    pts = [_pt("a", "fma", +10.0, 8.0, 255), _pt("a", "fma", -10.0, 8.0, 250), _pt("b", "smem", +30.0, 0.5, 249),
+           _pt("b", "fma", -2.0, 1.5, 64), _pt("c", "l2", +4.0, None)]
     by = group_errors(pts, ("kernel",))
     assert [g["group"]["kernel"] for g in by] == ["b", "a", "c"]  # 32, 20 and 4 of the 56 summed
     assert sum(g["points"] for g in by) == len(pts)
@@ -31,13 +31,15 @@ def test_groups_hold_every_point_and_rank_by_their_share_of_the_error():
     assert a["share_pct"] == pytest.approx(100 * 20 / 56)
     bands = {g["group"]["waves"]: g["points"] for g in group_errors(pts, ("waves",))}
     assert bands == {"4-16": 2, "under 1": 1, "1-2": 1, "n/a": 1}
+    regs = {g["group"]["registers"]: (g["points"], g["bias_pct"]) for g in group_errors(pts, ("registers",))}
+    assert regs == {"250-255 (the cap)": (2, 0.0), "193-249": (1, 30.0), "up to 64": (1, -2.0), "n/a": (1, 4.0)}
     two = group_errors(pts, ("kernel", "bound"))
     assert len(two) == 4 and {tuple(g["group"].values()) for g in two} == {("a", "fma"), ("b", "smem"), ("b", "fma"), ("c", "l2")}
 
 
 def test_group_keys_are_checked():
     assert parse_group_keys(" kernel, regime ") == ("kernel", "regime")
-    assert set(GROUP_KEYS) >= {"kernel", "bound", "regime", "class", "waves"}
+    assert set(GROUP_KEYS) >= {"kernel", "bound", "regime", "class", "waves", "registers"}
     for bad in ("", "kernel,nope", "run,run"):
         with pytest.raises(UserError):
             parse_group_keys(bad)
@@ -61,6 +63,9 @@ def test_points_file_and_breakdown_agree_with_the_accuracy_table(tmp_path, capsy
     assert np.allclose(err, 100 * (pred - meas) / meas)
     assert np.mean(np.abs(err)) == pytest.approx(j["overall"]["mape_pct"])
     assert {r["run"] for r in rows} == {RUN.name} and all(r["bound"] and r["regime"] for r in rows)
+    regs = np.array([int(r["registers"]) for r in rows])  # the recorded binaries' registers, every point
+    assert regs.min() >= 16 and regs.max() <= 255 and len(set(regs)) > 5
+    assert all(int(r["local_frame_bytes"]) >= 0 for r in rows)
     assert sum(g["points"] for g in j["by"]) == n
     assert sum(g["share_pct"] for g in j["by"]) == pytest.approx(100.0)
     for g in j["by"]:  # each group's figures are its points' errors
