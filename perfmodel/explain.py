@@ -79,6 +79,12 @@ def render(p: Prediction) -> str:
                  + (f", each FFMA holding the 16-lane FP32 pipe {p.ffma_pipe_clocks:.0f} clocks" if p.ffma_pipe_clocks > 1 else "")
                  + (f", operand reads from {p.register_banks} register banks" if p.register_banks else "")
                  + ", fragment-load latency, shared pipe and barrier)")
+        if p.register_bank_floor_cycles is not None:
+            binds = p.register_bank_floor_cycles >= p.scheduled_compute_cycles - 0.5
+            L.append(f"  (register-file floor {p.register_bank_floor_cycles:,.0f} cycles: the same loop with its operand reads from "
+                     f"the register banks at the chip's {p.register_bank_floor_ffma_cycles:.3f} issue cycles per FFMA"
+                     + ("; it binds: the loop's register reads, not the calibrated outer-product rate, set its pace" if binds else "; below the calibrated rate")
+                     + ")")
     elif p.pipe_overlap > 0:
         L.append(f"  (compute = max(issue, smem) + {p.pipe_overlap:.2f} x min(issue, smem): with {o.warps_per_sm} warps/SM the "
                  f"shared loads and the FFMAs overlap only partly, calibrated)")

@@ -108,6 +108,23 @@ class Figures:
         return 0 if self.calibrated else int(self.device.compute.register_banks or 0)
 
     @cached_property
+    def register_bank_floor(self) -> Optional[tuple[int, float]]:
+        """(banks, issue cycles per FFMA) of the register-file floor under a calibrated FFMA rate, or None.
+
+        Calibrate's outer-product rate holds its own loop's register reads; a loop whose operands pile
+        into one bank more than that loop's cannot run faster than its reads allow. So with a calibrated
+        (or generation) rate the compute phase is also never shorter than the binary's loop replayed with
+        the register-bank term at the chip's own FFMA rate: peak / calibrate's independent FFMA chains
+        (`measured.fp32_GFLOPS`, 96.7 % of peak on the H100), the rate a loop reaches when nothing but
+        issue holds it. None without a calibration (the datasheet replay charges the banks at one clock
+        per FFMA itself), where the generation has no `register_banks`, or without that measurement."""
+        m = self.device.measured
+        banks = int(self.device.compute.register_banks or 0)
+        if not self.calibrated or not banks or m is None or not m.fp32_GFLOPS or not m.sm_clock_MHz:
+            return None
+        return banks, max(1.0, self.device.peak_fp32_GFLOPS(m.sm_clock_MHz) / m.fp32_GFLOPS)
+
+    @cached_property
     def has_pipe_overlap(self) -> bool:
         return self.calibrated and _pipe_overlap(self.device, 1.0) is not None
 

@@ -374,6 +374,7 @@ class ComputeStage:
     overlap: np.ndarray
     code_bytes: np.ndarray  # the unrolled k-tile loop's code
     scheduled: np.ndarray  # simulated compute phase (NaN where no loop program)
+    bank_floor: np.ndarray  # the register-file floor of it (Figures.register_bank_floor; NaN where none)
     scheduled_latency: np.ndarray  # the whole k-tile pass simulated with its global loads' latency (NaN where no loop program)
     edge_blocks: np.ndarray  # blocks that run the guarded edge body (catalogue.edge_blocks)
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
@@ -390,7 +391,9 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     warp's instructions per tile x 16 B (checked against the SASS of the recorded configs: median ratio
     1.01); past the instruction cache issue slows. Where the binary's loop is known its compute phase
     is simulated (model.schedule). `edge`: blocks on the ragged edge (catalogue.edge_blocks), and what their
-    guarded body adds per k-tile (_edge_extra)."""
+    guarded body adds per k-tile (_edge_extra). Under a calibrated FFMA rate the replayed compute phase is never
+    shorter than the same loop replayed with its register-bank reads at the chip's own FFMA rate
+    (Figures.register_bank_floor)."""
     device = fig.effective
     cmp_, lat = device.compute, device.latency
     n = len(configs)
@@ -420,9 +423,20 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     tail_b = np.maximum(w.tail, 1)
     sched_n = cmp_.warp_schedulers_per_sm
     lone_interval = fig.lone_fetch_interval(code_bytes)  # the fetch's limit on a lone warp (shown by predict)
+    floor = fig.register_bank_floor  # (banks, issue cycles per FFMA) under a calibrated rate, or None
+    floors = {}
+
     def replay(bb, global_latency=None):  # the binary's k-tile loop with bb resident blocks (model.schedule)
-        return _simulated(i, bb, warps, c_of(bb * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
-                          fetch_interval=fig.lone_fetch_interval, global_latency=global_latency)
+        sim = _simulated(i, bb, warps, c_of(bb * warps), configs, device, loc.latency, r.ldg_returns, fig.register_banks,
+                         fetch_interval=fig.lone_fetch_interval, global_latency=global_latency)
+        if floor is None:
+            return sim
+        # the register-file floor (Figures.register_bank_floor): the same loop with its bank reads at the chip's FFMA rate
+        low = _simulated(i, bb, warps, floor[1], configs, device, loc.latency, r.ldg_returns, floor[0],
+                         fetch_interval=fig.lone_fetch_interval, global_latency=global_latency)
+        if global_latency is None and bb is safe_b:
+            floors["full"] = low  # shown by predict (the full waves')
+        return np.where(np.isfinite(low), np.fmax(sim, low), sim)
 
     sim_full = sim_tail = simlat_full = simlat_tail = None
     if i.has_program.any():
@@ -471,6 +485,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
                         c_ffma=c_of(w.resident * warps), overlap=np.broadcast_to(ovl_of(safe_b * warps), (n,)),
                         code_bytes=code_bytes, scheduled=np.full(n, np.nan) if sim_full is None else sim_full,
+                        bank_floor=floors.get("full", np.full(n, np.nan)),
                         scheduled_latency=np.full(n, np.nan) if simlat_full is None else simlat_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
                         lone_fetch_interval=np.broadcast_to(lone_interval * lone(last_b), (n,)),
@@ -1032,6 +1047,10 @@ class Prediction(_M):
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
     scheduled_compute_cycles: Optional[float] = None  # compute phase per k-tile simulated from the binary's loop (model.schedule)
+    # the register-file floor under a calibrated FFMA rate (Figures.register_bank_floor): the same loop replayed with its
+    # register-bank reads at the chip's FFMA rate (issue cycles per FFMA); the compute phase is never shorter
+    register_bank_floor_cycles: Optional[float] = None
+    register_bank_floor_ffma_cycles: Optional[float] = None
     # the same loop replayed with its global loads' latency in the binary's issue order (a floor of the latency term)
     replayed_latency_cycles: Optional[float] = None
     launch_overhead_us: float = 0.0  # the timed launch's fixed cost included in time_s (0: neither measured nor published for this generation)
@@ -1143,6 +1162,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                   f"caches; the SM fetches {fetch:.2f} warp instructions per clock for it")
     prefetch = build.prefetch
     lps, sch, schl = float(c.load_phase_share[k]), float(c.scheduled[k]), float(c.scheduled_latency[k])
+    bfl = float(np.ravel(c.bank_floor)[k])
     return Prediction(
         device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
         K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label, register_banks=fig.register_banks,
@@ -1170,6 +1190,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         pipe_overlap=float(c.overlap[k]),
         load_phase_share=None if np.isnan(lps) else lps,
         scheduled_compute_cycles=None if np.isnan(sch) else sch,
+        register_bank_floor_cycles=None if np.isnan(bfl) else bfl,
+        register_bank_floor_ffma_cycles=None if fig.register_bank_floor is None else fig.register_bank_floor[1],
         replayed_latency_cycles=None if np.isnan(schl) else schl,
         launch_overhead_us=launch_overhead_us(device), launch_source=U.launch_source(device),
         edge_blocks=int(c.edge_blocks[k]),
