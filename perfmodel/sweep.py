@@ -173,8 +173,34 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
         if basis is not closed or not (bias < 1).any():
             break
         basis = closed * bias
+    lead = leaders_set(configs, closed, g, {i for i, _ in keep}, top)
+    if lead:
+        built = facts.compiled_many([configs[i] for i in lead], cc, progress)
+        keep += [(i, b) for i, b in zip(lead, built) if b is not None]
+        rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
+        for k, (i, _) in enumerate(keep):
+            g[i] = rb.gflops[k]
     refined = {i for i, _ in keep}
     return g * kernel_scale(configs, closed, g, refined), refined, rb, {i: k for k, (i, _) in enumerate(keep)}
+
+
+def leaders_set(configs: Sequence[KernelConfig], closed: np.ndarray, g: np.ndarray, built: set, top: int) -> list[int]:
+    """The configurations still to build of the kernels that lead once binaries were read: each kernel among the
+    first PER_KERNEL re-predicted configurations, its closed form's top `top` with its own choices. Within one
+    kernel the closed form orders tiles by its terms alone, and its bias differs between tiles that its binaries
+    separate (double_buffer at 4096 on an H200: the closed form has bk = 16 tiles 2-3 % above bk = 8 ones, their
+    binaries the other way round, and 128 x 128 x 8 stood 734th, ninth of that kernel's own-choice tiles): so the
+    kernel the binaries put first gets its own top built, not only the share refine_set gives every kernel."""
+    if top <= 0 or not built:
+        return []
+    first = sorted(built, key=lambda i: -g[i])[:PER_KERNEL]
+    kernels = {configs[i].kernel for i in first}
+    order = np.argsort(-np.asarray(closed), kind="stable")
+    out = []
+    for k in sorted(kernels):
+        own = (int(i) for i in order if configs[int(i)].kernel == k and not configs[int(i)].changed_choices())
+        out += [i for i in itertools.islice(own, top) if i not in built]
+    return out
 
 
 def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g: np.ndarray, refined: set,

@@ -281,23 +281,19 @@ def test_the_refined_set_holds_the_defaults_top_too():
     assert refine_set(plain, np.arange(len(plain), dtype=float), 5) == list(range(len(plain) - 1, len(plain) - 6, -1))
 
 
-def test_a_kernel_whose_closed_form_is_optimistic_does_not_crowd_out_the_others(monkeypatch):
-    """sweep.refine_with_binaries' second pass: kernel A's closed form is 25 % above its binaries and fills
-    the closed form's top; the first pass builds A's top and B's top PER_KERNEL; the second builds the top
-    of the closed form corrected by A's factor, which holds B's next two configurations, and the faster of
-    those by its binary comes first. Without a factor below 1 there is no second pass."""
+def _two_kernels_with_fake_binaries(monkeypatch, b_closed_top, ratio, bump):
+    """Thirty async_pipeline (A) and thirty double_buffer (B) configurations, A's closed form 100 down by 0.1
+    and B's b_closed_top down by 0.1; building them is recorded (the returned list) and their binaries
+    predict closed x ratio[kernel] x bump.get(index, 1)."""
     import numpy as np
 
     from perfmodel import sweep
-    from perfmodel.model.figures import Figures
 
     dev = load_device("h100-sxm")
     a, _, _ = enumerate_configs(dev, ("async_pipeline",), choices=False)
     b, _, _ = enumerate_configs(dev, ("double_buffer",), choices=False)
     configs = a[:30] + b[:30]
-    closed = np.array([100.0 - 0.1 * i for i in range(30)] + [90.0 - 0.1 * j for j in range(30)])
-    ratio = {"async_pipeline": 0.75, "double_buffer": 1.0}
-    bump = {33: 1.2}  # B's 4th configuration (outside its top PER_KERNEL): its binary says 108
+    closed = np.array([100.0 - 0.1 * i for i in range(30)] + [b_closed_top - 0.1 * j for j in range(30)])
     built = []
 
     class Batch:
@@ -312,6 +308,22 @@ def test_a_kernel_whose_closed_form_is_optimistic_does_not_crowd_out_the_others(
     monkeypatch.setattr(sweep.facts, "can_compile", lambda cc: True)
     monkeypatch.setattr(sweep.facts, "compiled_many", compiled_many)
     monkeypatch.setattr(sweep, "predict_batch", lambda fig, cfgs, problem, builds=None: Batch(cfgs))
+    return configs, closed, built
+
+
+def test_a_kernel_whose_closed_form_is_optimistic_does_not_crowd_out_the_others(monkeypatch):
+    """sweep.refine_with_binaries' second pass: kernel A's closed form is 25 % above its binaries and fills
+    the closed form's top; the first pass builds A's top and B's top PER_KERNEL; the second builds the top
+    of the closed form corrected by A's factor, which holds B's next two configurations, and the faster of
+    those by its binary comes first. Without a factor below 1 there is no second pass."""
+    import numpy as np
+
+    from perfmodel import sweep
+    from perfmodel.model.figures import Figures
+
+    ratio = {"async_pipeline": 0.75, "double_buffer": 1.0}
+    bump = {33: 1.2}  # B's 4th configuration (outside its top PER_KERNEL): its binary says 108
+    configs, closed, built = _two_kernels_with_fake_binaries(monkeypatch, 90.0, ratio, bump)
     fig = Figures.load("h100-sxm")
     g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
     assert set(range(5)) <= refined and {30, 31, 32} <= refined  # first pass: A's top 5, B's top PER_KERNEL
@@ -321,3 +333,27 @@ def test_a_kernel_whose_closed_form_is_optimistic_does_not_crowd_out_the_others(
     built.clear()
     g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
     assert 33 not in refined and len(refined) == 5 + sweep.PER_KERNEL
+
+
+def test_the_kernel_its_binaries_put_first_gets_its_own_top_built(monkeypatch):
+    """sweep.leaders_set: kernel B's binaries come out 5 % above its closed form, so B leads once they are
+    read, though the closed form's top 5 are all A's and refine_set builds only B's top PER_KERNEL. B's 5th
+    tile by the closed form (another 5 % faster by its binary, as double_buffer 128 x 128 x 8 was at 4096 on
+    an H200: ninth of its kernel's own tiles, 734th overall) is built only because B leads, and then comes
+    first; without the leaders' pass it is never built."""
+    import numpy as np
+
+    from perfmodel import sweep
+    from perfmodel.model.figures import Figures
+
+    configs, closed, built = _two_kernels_with_fake_binaries(
+        monkeypatch, 96.0, {"async_pipeline": 1.0, "double_buffer": 1.05}, {34: 1.05})
+    fig = Figures.load("h100-sxm")
+    assert sweep.leaders_set(configs, closed, closed, set(), 5) == []  # nothing read yet: nobody leads
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
+    assert {30, 31, 32, 33, 34} <= refined and int(np.argmax(g)) == 34
+    assert len(built) == len(set(built)) == 5 + 5  # A's top 5, B's top 5: nothing built twice
+    built.clear()
+    monkeypatch.setattr(sweep, "leaders_set", lambda *args: [])
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
+    assert 34 not in refined and int(np.argmax(g)) == 30
