@@ -261,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sass", type=count_int, default=20, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop; with the design choices also its top N with each kernel's own "
-                        "choices (default 20; 0: closed form only)")
+                        "choices, each kernel's top 3, and then the own-choice top N of the kernels that lead "
+                        "(default 20; 0: closed form only)")
 
     ch = sub.add_parser("choose", help="the model's pick over every kernel of the catalogue, its runner-ups and why they lose")
     ch.add_argument("--device", required=True, help="shipped device name or path to a device .toml")
