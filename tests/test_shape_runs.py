@@ -194,6 +194,48 @@ def test_a_run_whose_every_point_is_recorded_is_finished_without_a_gpu(plan, tmp
     assert (tmp_path / "points.jsonl.xz").exists() and not (tmp_path / "points.jsonl").exists()
 
 
+def test_a_stopped_run_kept_packed_resumes_where_it_stopped(plan, tmp_path, monkeypatch):
+    """A run stopped before its last point, its log packed (benchmarks/pack_records.py: points.jsonl.xz, no
+    raw.json): --resume unpacks the log, measures only the points it does not hold, then writes raw.json
+    from both in plan order and packs the whole log again."""
+    import sys
+
+    from perfmodel.measure.worker import SimulatedWorker
+
+    sys.path.insert(0, "benchmarks")
+    import pack_records
+
+    shapes, pts, _, _ = plan
+    p = Plan(shapes="small", seed=3, environment=ENV, device_toml="", points=pts)
+    (tmp_path / "plan.json").write_text(p.model_dump_json())
+    w = SimulatedWorker(0)
+    half = len(pts) // 2
+    (tmp_path / "points.jsonl").write_text("\n".join(w.measure(q.model_dump_json(), None) for q in pts[:half]) + "\n")
+    before = (tmp_path / "points.jsonl").read_bytes()
+    assert pack_records.main([str(tmp_path)]) == 0
+    assert (tmp_path / "points.jsonl.xz").exists() and not (tmp_path / "points.jsonl").exists()
+    measured = []
+
+    class Here:  # the GPU path, simulated: appends each pending point to the log
+        name = ENV.gpu_name
+
+        def measure(self, todo, log, fig, out):
+            assert log.read_bytes() == before  # the log was unpacked before anything was measured
+            measured.extend(q.key() for q in todo)
+            with open_log(log) as f:
+                for q in todo:
+                    f.write(w.measure(q.model_dump_json(), None) + "\n")
+            return 0
+
+    monkeypatch.setattr(validate, "_Here", Here)
+    monkeypatch.setattr(validate, "_finish", lambda out, failed=0: 0)
+    assert validate.validate_shapes(resume=tmp_path) == 0
+    assert measured == [q.key() for q in pts[half:]]
+    run = Run.model_validate_json((tmp_path / "raw.json").read_text())
+    assert [validate.measurement_key(m) for m in run.measurements] == [q.key() for q in pts]
+    assert (tmp_path / "points.jsonl.xz").exists() and not (tmp_path / "points.jsonl").exists()
+
+
 def test_a_packed_record_reads_as_the_plain_one(tmp_path):
     from perfmodel.analysis import load_run
     from perfmodel.measure.records import pack_record, run_record

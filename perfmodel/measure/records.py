@@ -174,6 +174,19 @@ def pack_file(path: Path) -> Path:
     return packed
 
 
+def unpack_file(packed: Path) -> Path:
+    """packed (NAME.xz) kept as NAME again: written, read back and compared byte for byte with what packed
+    holds, and only then is packed removed (RuntimeError, packed kept, where it does not read back)."""
+    path = packed.with_name(packed.name[: -len(".xz")])
+    data = lzma.decompress(packed.read_bytes())
+    path.write_bytes(data)
+    if path.read_bytes() != data:
+        path.unlink()
+        raise RuntimeError(f"{path} did not read back as {packed}; {packed.name} is kept")
+    packed.unlink()
+    return path
+
+
 def measurement_key(m: Measurement) -> tuple:
     return (m.shape, m.group, m.kernel, tuple(sorted(m.config.items())))
 

@@ -31,7 +31,7 @@ from .gpu import Gpu, Problem, compile_all, measure_compiled
 from .ncu import run_ncu
 from .nvml import NvmlSampler
 from .worker import environment, point_config
-from .records import Environment, Measurement, Plan, PlanDraft, PlannedPoint, Run, measurement_key, open_log, pack_file, run_record
+from .records import Environment, Measurement, Plan, PlanDraft, PlannedPoint, Run, measurement_key, open_log, pack_file, run_record, unpack_file
 
 LADDER_SIZES = (1024, 2048, 4096, 8192)
 SHAPE_TOP, SHAPE_RANDOM, SHAPE_SASS = 3, 10, 10  # per shape: the model's top 3 (of its top 10 re-ranked
@@ -551,6 +551,8 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
               f"perfmodel {_command(out)} --resume {out}")
         return 0
     if plan is not None:
+        if run_record(out) is None and not (out / "points.jsonl").exists() and (out / "points.jsonl.xz").exists():
+            unpack_file(out / "points.jsonl.xz")  # a stopped run kept packed: measuring appends to the plain log
         if run_record(out) is not None:
             if (out / "summary.json").exists():
                 raise UserError(f"{out} is complete (raw.json and its report exist); nothing to resume")
