@@ -157,29 +157,31 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
     if top <= 0 or not facts.can_compile(cc):
         return g, set(), None, {}
     keep, basis, rb = [], closed, None
+
+    def build(idx) -> bool:  # compile idx and re-predict everything built so far from its binaries
+        nonlocal rb
+        built = facts.compiled_many([configs[i] for i in idx], cc, progress)
+        keep.extend((i, b) for i, b in zip(idx, built) if b is not None)
+        if keep:
+            rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
+            for k, (i, _) in enumerate(keep):
+                g[i] = rb.gflops[k]
+        return bool(keep)
+
     for _ in range(2):  # the second pass: refine_set of the closed form corrected by what the first pass's binaries
         done = {i for i, _ in keep}  # showed of each kernel (kernel_scale), where that corrects a kernel
         idx = [i for i in refine_set(configs, basis, top) if i not in done]
         if not idx:
             break
-        built = facts.compiled_many([configs[i] for i in idx], cc, progress)
-        keep += [(i, b) for i, b in zip(idx, built) if b is not None]
-        if not keep:
+        if not build(idx):
             return g, set(), None, {}
-        rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
-        for k, (i, _) in enumerate(keep):
-            g[i] = rb.gflops[k]
         bias = kernel_scale(configs, closed, g, {i for i, _ in keep}, everywhere=True)
         if basis is not closed or not (bias < 1).any():
             break
         basis = closed * bias
     lead = leaders_set(configs, closed, g, {i for i, _ in keep}, top)
-    if lead:
-        built = facts.compiled_many([configs[i] for i in lead], cc, progress)
-        keep += [(i, b) for i, b in zip(lead, built) if b is not None]
-        rb = predict_batch(fig, [configs[i] for i, _ in keep], problem, builds=[b for _, b in keep])
-        for k, (i, _) in enumerate(keep):
-            g[i] = rb.gflops[k]
+    if lead:  # the kernels that lead once binaries were read: their own top too
+        build(lead)
     refined = {i for i, _ in keep}
     return g * kernel_scale(configs, closed, g, refined), refined, rb, {i: k for k, (i, _) in enumerate(keep)}
 
