@@ -45,7 +45,8 @@ def table(text: str, specs) -> list[dict]:
         out.append(dict(spec=spec, us=num(d["gpu__time_duration.sum"]) / 1e3, registers=int(num(d["launch__registers_per_thread"])),
                         carveout=int(num(d["launch__shared_mem_config_size"])), local_sectors=ld,
                         l1_hit=hit / ld if ld else float("nan"),
-                        local_per_copy=num(d["smsp__inst_executed_op_local_ld.sum"]) / max(num(d["smsp__inst_executed_op_ldgsts.sum"]), 1.0),
+                        local_per_copy=(num(d["smsp__inst_executed_op_local_ld.sum"]) / num(d["smsp__inst_executed_op_ldgsts.sum"])
+                                        if num(d["smsp__inst_executed_op_ldgsts.sum"]) > 0 else float("nan")),  # nan: no cp.async
                         long_scoreboard=num(d["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"]),
                         no_instruction=num(d["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio"])))
     return out

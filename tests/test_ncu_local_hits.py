@@ -37,3 +37,18 @@ def test_the_edge_body_reloads_its_spills_mostly_from_beyond_l1():
     assert edge[1]["long_scoreboard"] > 5 * inner[1]["long_scoreboard"]
     ratios = [e["us"] / i["us"] for e, i in zip(edge, inner)]
     assert ratios == pytest.approx([1.14, 1.955, 1.342], abs=0.005)
+
+
+def test_spilled_tiled_configurations_whose_loops_do_not_reload_their_frames():
+    """Six configurations the ten H100 shape runs predict with a local frame (at 4096 on the H200): three of
+    the worst predicted (tiled_2d 64 x 32 x 64 2 x 16, +114 %; tiled_2d 128 x 32 x 8 8 x 16; the permuted
+    double_buffer) load nothing from local memory in their loops, so their misses are not local memory."""
+    specs = ["tiled_2d:bm=64,bn=32,bk=64,tm=2,tn=16", "tiled_2d:bm=64,bn=64,bk=32,tm=16,tn=4",
+             "tiled_2d:bm=128,bn=32,bk=8,tm=8,tn=16",
+             "double_buffer:bm=128,bn=32,bk=16,tm=4,tn=16,a_transposed=no,b_layout=permuted,frag_width=1,load_width=1,thread_tile=contiguous",
+             "warp_tiled:bm=256,bn=128,bk=32,tm=4,tn=8,wm=64,wn=16,wn_iter=1", "tiled_2d:bm=32,bn=32,bk=64,tm=16,tn=2"]
+    path = ROOT / "results" / "archive" / "ncu-local-hits-spilled-4096-20261128-h200.csv.xz"
+    rows = ncu_local_hits.table(lzma.decompress(path.read_bytes()).decode(), specs)
+    assert [r["local_sectors"] == 0 for r in rows] == [True, False, True, True, False, False]
+    assert [round(r["l1_hit"], 3) for r in rows if r["local_sectors"]] == [0.833, 0.992, 0.028]
+    assert all(r["local_per_copy"] != r["local_per_copy"] for r in rows)  # no cp.async copies: nan
