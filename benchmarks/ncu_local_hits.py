@@ -7,15 +7,15 @@ the stalls on long-scoreboard (L1TEX results) and instruction fetch, for configu
 
 The child mode of benchmarks/ncu_choices.py launches each configuration once; ncu profiles it."""
 import argparse
-import csv
-import io
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ncu_choices import _mnk, _spec  # noqa: E402
+from perfmodel.measure.ncu import parse_ncu  # noqa: E402
 
 METRICS = [
     "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit.sum",
@@ -27,28 +27,20 @@ METRICS = [
 ]
 
 
-def num(text: str) -> float:
-    return float(text.replace(",", "")) if text.strip() else float("nan")
-
-
 def table(text: str, specs) -> list[dict]:
-    """One row per configuration of an ncu --csv --page raw output (the child's own lines before the header,
-    the units row after it), in launch order: time, registers, carveout, the local loads' sectors and L1 hit
-    share, local loads per cp.async copy and the two stalls."""
-    rows = list(csv.reader(io.StringIO(text)))
-    rows = rows[next(i for i, row in enumerate(rows) if row[:1] == ["ID"]):]
-    hdr = rows[0]
+    """One row per configuration of an ncu --csv --page raw output (measure.ncu.parse_ncu), in launch order:
+    time, registers, carveout, the local loads' sectors and L1 hit share, local loads per cp.async copy (nan
+    without copies) and the two stalls."""
     out = []
-    for spec, row in zip(specs, rows[2:]):
-        d = dict(zip(hdr, row))
-        ld, hit = num(d["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"]), num(d["l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit.sum"])
-        out.append(dict(spec=spec, us=num(d["gpu__time_duration.sum"]) / 1e3, registers=int(num(d["launch__registers_per_thread"])),
-                        carveout=int(num(d["launch__shared_mem_config_size"])), local_sectors=ld,
+    for spec, d in zip(specs, parse_ncu(text).values()):
+        ld, hit = d["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"], d["l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit.sum"]
+        copies = d["smsp__inst_executed_op_ldgsts.sum"]
+        out.append(dict(spec=spec, us=d["gpu__time_duration.sum"] / 1e3, registers=int(d["launch__registers_per_thread"]),
+                        carveout=int(d["launch__shared_mem_config_size"]), local_sectors=ld,
                         l1_hit=hit / ld if ld else float("nan"),
-                        local_per_copy=(num(d["smsp__inst_executed_op_local_ld.sum"]) / num(d["smsp__inst_executed_op_ldgsts.sum"])
-                                        if num(d["smsp__inst_executed_op_ldgsts.sum"]) > 0 else float("nan")),  # nan: no cp.async
-                        long_scoreboard=num(d["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"]),
-                        no_instruction=num(d["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio"])))
+                        local_per_copy=d["smsp__inst_executed_op_local_ld.sum"] / copies if copies > 0 else float("nan"),
+                        long_scoreboard=d["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"],
+                        no_instruction=d["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio"]))
     return out
 
 
