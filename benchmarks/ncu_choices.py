@@ -25,6 +25,14 @@ METRICS = ",".join([
     "smsp__issue_active.sum", "sm__cycles_active.avg", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
 ])
 
+# how the warps and the issued instructions divide among an SM's schedulers, and the DRAM's reads (always asked;
+# names this ncu does not know are dropped)
+SCHEDULERS = [
+    "smsp__warps_launched.sum", "smsp__warps_launched.max", "smsp__warps_launched.min",
+    "smsp__inst_executed.max", "smsp__inst_executed.avg", "smsp__issue_active.max", "smsp__issue_active.avg",
+    "dram__bytes_read.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+]
+
 # the L1 tag and data stages' work for global loads (--global-loads); names this ncu does not know are dropped
 GLOBAL_LOADS = [
     "smsp__inst_executed_op_global_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -43,7 +51,7 @@ def known_metrics(ncu: str, names: list[str]) -> list[str]:
     """The names (metric.rollup) whose metric this ncu lists (--query-metrics); an unknown name fails a run."""
     r = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True)
     have = {ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()}
-    return [n for n in names if n.rsplit(".", 1)[0] in have]
+    return [n for n in names if n.split(".", 1)[0] in have]
 
 
 def parse(spec: str):
@@ -103,7 +111,7 @@ def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4
         print("error: " + bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), file=sys.stderr)
         return 2
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics = METRICS + ("," + ",".join(known_metrics(ncu, GLOBAL_LOADS)) if global_loads else "")
+    metrics = METRICS + "," + ",".join(known_metrics(ncu, SCHEDULERS + (GLOBAL_LOADS if global_loads else [])))
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", metrics,
            "--csv", "--page", "raw", sys.executable, __file__, "--child", ",".join(map(str, mnk)), *specs]
     r = subprocess.run(cmd, capture_output=True, text=True)
