@@ -238,7 +238,7 @@ def test_split_k_correct_and_bit_identical_on_every_run(gpu, M, N, K):
     from perfmodel.measure.gpu import Problem
 
     prob = Problem(gpu, M, N, K, seed=7)
-    for splits in (2, 3, 7, 32):
+    for splits in (2, 3, 7, 32, 64):
         cfg = KernelConfig.make("split_k", splits=splits)
         fn = gpu.function(cfg)
         run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
