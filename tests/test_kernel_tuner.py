@@ -67,6 +67,8 @@ def _cache(shape):
 
 @pytest.mark.parametrize("shape", sorted(f.name.split(".json")[0] for f in (SPACE / "kernel_tuner").iterdir()))
 def test_model_order_reaches_3_percent_within_ten(shape):
+    """The run measured split_k's whole space as the sweep had it then (splits up to 32); the sweep has tried 48 and
+    64 slices since, which the run did not measure: the model's order is followed over the measured configurations."""
     sh = {s.name: s for s in corpus()}[shape]
     data = _cache(shape)
     keys = data["tune_params_keys"]
@@ -75,8 +77,10 @@ def test_model_order_reaches_3_percent_within_ten(shape):
     best = min(times.values())
     fig = Figures.load("h100-sxm", ROOT / "results" / "reference-calibration-h100-sxm.toml")
     rk = rank(fig, Problem(sh.M, sh.N, sh.K), ("split_k",), sass_top=0, choices=False)
-    order = [tuple(rk.configs[int(i)].params()[k] for k in keys) for i in rk.order]
-    assert set(order) == set(times)  # the run measured exactly the space the model ranks
+    ranked = [tuple(rk.configs[int(i)].params()[k] for k in keys) for i in rk.order]
+    assert set(times) <= set(ranked)  # the run measured the space the model ranks ...
+    assert {r[keys.index("splits")] for r in ranked if r not in times} <= {48, 64}  # ... but for the slices added since
+    order = [r for r in ranked if r in times]
     n = next(j for j, r in enumerate(order, 1) if times[r] <= 1.03 * best)
     assert n <= 10, f"{shape}: the model's order needs {n} configurations"
 
@@ -88,8 +92,11 @@ def test_kernel_tuner_replays_a_recorded_cache(module, tmp_path):
     cache.write_text(json.dumps(data))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # the space the cache was recorded on (splits up to 32; the module's has 48 and 64 too, which Kernel
+        # Tuner's simulation mode cannot replay from this cache)
+        recorded = {k: sorted({v[k] for v in data["cache"].values()}) for k in module.keys}
         res, _ = kernel_tuner.tune_kernel(module.kernel_name, module.kernel_file, data["problem_size"], [np.zeros(1, np.float32)],
-                                          module.tune_params, restrictions=module.restrictions, strategy="random_sample",
+                                          recorded, restrictions=module.restrictions, strategy="random_sample",
                                           strategy_options=dict(max_fevals=25), cache=str(cache), simulation_mode=True,
                                           grid_div_x=module.grid_div_x, grid_div_y=module.grid_div_y, quiet=True, lang="CUDA")
     got = {tuple(r[k] for k in module.keys) for r in res}
