@@ -10,8 +10,9 @@ replays it) and prints a table last.
     python benchmarks/ktile_depth.py
     python benchmarks/ktile_depth.py --config SPEC [--config SPEC ...] --mn 4096,8192 --ks 32,64,128 --tag TAG
         other configurations (kernel:key=value,...), sizes and depths, into results/<date>-<device>-TAG
-    python benchmarks/ktile_depth.py --fit RUN   (CPU) per configuration and M = N: the error at each K, and
-        fixed + per-tile x k-tiles fitted to the measured and to the predicted times (the reference calibration)"""
+    python benchmarks/ktile_depth.py --fit RUN [--calibration FILE]   (CPU) per configuration and M = N: the error at
+        each K, and fixed + per-tile x k-tiles fitted to the measured and to the predicted times (the reference
+        calibration, else the run's own, or FILE)"""
 from __future__ import annotations
 
 import argparse
@@ -53,10 +54,11 @@ def main(cfgs: list[KernelConfig], MN=MN, KS=KS, tag: str = "ktile-depth") -> in
     return 0
 
 
-def fit(run_dir: Path) -> int:
-    """Least-squares fixed (us) + per-tile (ns) x k-tiles to the measured and the predicted times."""
+def fit(run_dir: Path, calibration: Path | None = None) -> int:
+    """Least-squares fixed (us) + per-tile (ns) x k-tiles to the measured and the predicted times (the device's
+    reference calibration, the run's own, or `calibration`)."""
     run = load_run(run_dir)
-    fig = figures_for(run_dir, "measured", None, Path("results"), own_fallback=True)
+    fig = figures_for(run_dir, "measured", calibration, Path("results"), own_fallback=True)
     pts: dict = {}
     for r in rows(run, fig, run_facts(run, run_dir)):
         if r["kernel"] == "cublas" or r.get("error_pct") is None:
@@ -100,6 +102,7 @@ def _ints(text: str) -> tuple[int, ...]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", metavar="RUN", help="fit a recorded run (CPU) instead of measuring")
+    ap.add_argument("--calibration", type=Path, metavar="FILE", help="with --fit: predict with this calibration file")
     ap.add_argument("--config", type=_spec, action="append", metavar="SPEC", help="kernel:key=value,... (default: the six above)")
     ap.add_argument("--mn", type=_ints, default=MN, help="M = N sizes, comma-separated (default 1024,4096)")
     ap.add_argument("--ks", type=_ints, default=KS, help="K values, comma-separated (default 64,...,4096)")
@@ -109,4 +112,6 @@ if __name__ == "__main__":
         ap.error(f"--fit takes a recorded run folder (results/*-ktile-depth) holding raw.json or raw.json.xz, got {a.fit}")
     if a.tag and not all(ch.isalnum() or ch == "-" for ch in a.tag):
         ap.error(f"--tag {a.tag!r}: letters, digits and '-' only")
-    sys.exit(fit(Path(a.fit)) if a.fit is not None else main(a.config or configs(), a.mn, a.ks, a.tag))
+    if a.calibration is not None and (a.fit is None or not a.calibration.is_file()):
+        ap.error(f"--calibration goes with --fit and takes a calibration file, got {a.calibration}")
+    sys.exit(fit(Path(a.fit), a.calibration) if a.fit is not None else main(a.config or configs(), a.mn, a.ks, a.tag))

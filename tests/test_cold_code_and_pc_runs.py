@@ -29,6 +29,18 @@ def test_cold_code_costs_about_a_hundred_cycles_a_kb_more_than_warm_up_to_32_kb(
             assert 150 <= r["cold_per_kb"] <= 220 and 64 <= r["warm_per_kb"] <= 95
 
 
+def test_cold_code_beside_streaming_scalar_loads_is_no_slower():
+    """What docs/model.md quotes: with 4 or 16 more warps a block streaming 4-byte loads, a lone warp a scheduler runs
+    code flushed from L2 at most 30 cycles a KB above its warm rate (8-16 KB), where alone it pays 80 or more."""
+    for name in ("cold-code-loaded-20261129-h200.json.xz", "cold-code-loaded-headstart-20261129-h200.json.xz"):
+        d = json.loads(lzma.open(ARCHIVE / name).read())
+        for r in d["runs"]:
+            s = cold_code.summarise(np.asarray(r["records"], dtype=np.int64), r["kb"])
+            if r["warps"] == 4 and r["state"] == "flushed" and r["kb"] in (8, 16):
+                extra = s["cold_per_kb"] - s["warm_per_kb"]
+                assert (extra >= 80) if r["streamers"] == 0 else (extra <= 30), (name, r["body"], r["kb"], r["streamers"], extra)
+
+
 def test_a_summary_of_synthetic_records():
     rec = np.array([[0, 0, 2000, 2500], [1, 0, 1000, 1600]], dtype=np.int64)
     s = cold_code.summarise(rec, 10)
