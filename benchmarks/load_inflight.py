@@ -1,0 +1,140 @@
+"""How many global loads an SM keeps in flight (GPU; cupy compiles with NVRTC): the request rate of warp-wide
+coalesced 4-byte loads (one 128-byte line a warp load, as the coalesced kernel's B row) against the loads each
+warp has outstanding. One block per SM of W warps (4-32); each warp issues U independent loads (1-32) of lines it
+never reused in the pass, waits for them, and repeats; the loads come from an 8 MB buffer resident in the L2
+(`l2`: `ld.global.cg`, the L1 bypassed; `l1miss`: `ld.global.nc` through the L1, which they miss) or from 16 KB
+resident in the L1 (`l1`: `ld.global.nc`, as the coalesced kernel loads, every load a hit).
+Requests per clock per SM = the warps' loads over the SM cycles of the timed loop (clock64, median over the SMs);
+Little's law gives the loads in flight as rate x latency, and where the rate stops growing with W x U the SM has
+reached the most it keeps in flight (or its pipe's rate).
+
+    python3 benchmarks/load_inflight.py OUT.json [--warps 4,8,16,32] [--unroll 1,2,4,8,16,32]
+    python3 benchmarks/load_inflight.py --table OUT.json      (CPU) the table again from a recorded file
+"""
+import argparse
+import json
+import lzma
+import sys
+
+import numpy as np
+
+SRC = r"""
+template <int U, int LV>  // LV 0: L2 (.cg), 1: through the L1, missing it (.nc), 2: L1 hits (.nc)
+__device__ __forceinline__ void run(const float* __restrict__ buf, unsigned mask, int passes, long long* rec, float* sink) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    // a pass's U loads are lines line, line + S, ..., each at a constant offset from one address (one instruction
+    // a load); line stays in the buffer's first half so the last offset (at most 31 S lines) stays inside it
+    constexpr unsigned S = LV == 2 ? 1u : 37u;
+    const unsigned half = mask >> 1;
+    unsigned line = (blockIdx.x * 977u + warp * 131u) & half;
+    float acc = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {  // one pass at a time: a warp has U loads in flight, no more
+        const float* q = buf + (size_t)line * 32 + lane;
+        float v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = LV == 0 ? __ldcg(q + u * S * 32) : __ldg(q + u * S * 32);
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += v[u];
+        line = (line + U * S + warps * 7u) & half;
+    }
+    long long t1 = clock64();
+    __syncthreads();
+    if (acc == 12345.678f) sink[0] = acc;
+    if (lane == 0) {
+        long long* r = rec + 3 * (blockIdx.x * warps + warp);
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        r[0] = sm; r[1] = t0; r[2] = t1;
+    }
+}
+"""
+UNROLLS = (1, 2, 4, 8, 16, 32)
+LEVELS = ("l2", "l1miss", "l1")
+KERNELS = "".join(
+    f'extern "C" __global__ void {lvl}_{u}(const float* buf, unsigned mask, int passes, long long* rec, float* sink) '
+    f'{{ run<{u}, {LEVELS.index(lvl)}>(buf, mask, passes, rec, sink); }}\n'
+    for lvl in ("l2", "l1miss", "l1") for u in UNROLLS)
+LINES = {"l2": 8 << 20 >> 7, "l1miss": 8 << 20 >> 7, "l1": 16 << 10 >> 7}  # 128-byte lines each level's loads walk
+HEADER = f"{'level':<6} {'warps':>5} {'loads':>5} {'in flight a SM':>14} {'requests/clk/SM':>15} {'cycles/pass':>11}"
+
+
+def summarise(rec: np.ndarray, warps: int, unroll: int, passes: int) -> dict:
+    """rec: (blocks * warps, 3) = smid, start, end. Per block the span of its warps' loops; the rate of its loads."""
+    blocks = rec.reshape(-1, warps, 3)
+    span = blocks[:, :, 2].max(axis=1) - blocks[:, :, 1].min(axis=1)
+    rate = warps * unroll * passes / span
+    return dict(requests_per_clock=float(np.median(rate)), cycles_per_pass=float(np.median(span) / passes))
+
+
+def line(level, w, u, s) -> str:
+    return f"{level:<6} {w:>5} {u:>5} {w * u:>14} {s['requests_per_clock']:>15.3f} {s['cycles_per_pass']:>11.1f}"
+
+
+def table(path: str) -> int:
+    d = json.loads((lzma.open if path.endswith(".xz") else open)(path).read())
+    print(f"{d['device']}: {d['sms']} SMs, one block per SM, {d['passes']} passes")
+    print(HEADER)
+    for r in d["runs"]:
+        print(line(r["level"], r["warps"], r["unroll"], summarise(np.asarray(r["records"], dtype=np.int64), r["warps"],
+                                                                   r["unroll"], d["passes"])))
+    return 0
+
+
+def _ints(text: str, allowed, what: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        vals = []
+    if not vals or any(v not in allowed for v in vals):
+        raise SystemExit(f"error: --{what} takes comma-separated values of {','.join(map(str, allowed))}, not {text!r}")
+    return vals
+
+
+def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        return table(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--warps", default="4,8,16,32", help="warps a block (4-32, multiples of 4)")
+    ap.add_argument("--unroll", default="1,2,4,8,16,32", help=f"loads a warp has in flight ({','.join(map(str, UNROLLS))})")
+    a = ap.parse_args()
+    try:
+        warps = _ints(a.warps, range(4, 33, 4), "warps")
+        unrolls = _ints(a.unroll, UNROLLS, "unroll")
+    except SystemExit as e:
+        print(e, file=sys.stderr)
+        return 2
+    import cupy as cp
+
+    dev = cp.cuda.Device()
+    sms = dev.attributes["MultiProcessorCount"]
+    mod = cp.RawModule(code=SRC + KERNELS, options=("-std=c++17",))
+    buf = cp.ones(LINES["l2"] * 32, cp.float32)
+    sink = cp.zeros(1, cp.float32)
+    passes = 256
+    out = dict(device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), sms=sms, passes=passes, runs=[])
+    print(f"{out['device']}: {sms} SMs, one block per SM, {passes} passes")
+    print(HEADER)
+    for level in LEVELS:
+        for w in warps:
+            for u in unrolls:
+                kern = mod.get_function(f"{level}_{u}")
+                rec = cp.zeros(3 * sms * w, cp.int64)
+                args = (buf, np.uint32(LINES[level] - 1), np.int32(passes), rec, sink)
+                kern((sms,), (32 * w,), args)  # warm: the lines into the L2 (and the L1)
+                kern((sms,), (32 * w,), args)
+                cp.cuda.runtime.deviceSynchronize()
+                r = cp.asnumpy(rec).reshape(sms * w, 3)
+                s = summarise(r, w, u, passes)
+                out["runs"].append(dict(level=level, warps=w, unroll=u, records=r.tolist(), **s))
+                print(line(level, w, u, s), flush=True)
+    with open(a.out, "x") as f:
+        json.dump(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

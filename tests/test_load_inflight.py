@@ -1,0 +1,47 @@
+"""benchmarks/load_inflight.py's summary, replayed on the recorded H200 file (no GPU), and what docs/model.md quotes."""
+import json
+import lzma
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import load_inflight  # noqa: E402
+
+RECORD = ROOT / "results" / "archive" / "load-inflight-20261129-h200.json.xz"
+
+
+def _runs():
+    d = json.loads(lzma.open(RECORD).read())
+    return d, {(r["level"], r["warps"], r["unroll"]): r for r in d["runs"]}
+
+
+def test_the_recorded_summaries_come_back_from_the_records():
+    d, runs = _runs()
+    assert len(runs) == 3 * 4 * 6
+    for (level, w, u), r in runs.items():
+        s = load_inflight.summarise(np.asarray(r["records"], dtype=np.int64), w, u, d["passes"])
+        assert abs(s["requests_per_clock"] - r["requests_per_clock"]) < 1e-12
+
+
+def test_l1_hits_reach_one_request_a_clock_and_l2_loads_stay_below_half_of_it():
+    _, runs = _runs()
+    assert all(runs[("l1", w, u)]["requests_per_clock"] >= 0.94 for w in (16, 32) for u in (16, 32))
+    assert all(r["requests_per_clock"] < 0.5 for (level, _, _), r in runs.items() if level != "l1")
+    # one load a warp in flight: a pass is the L2's latency, 335-345 cycles, through the L1 or around it
+    assert all(335 <= runs[(lv, w, 1)]["cycles_per_pass"] <= 345 for lv in ("l2", "l1miss") for w in (4, 8, 16))
+
+
+def test_a_summary_of_synthetic_records():
+    rec = np.array([[0, 0, 1000], [0, 10, 1100], [1, 0, 2000], [1, 0, 1900]], dtype=np.int64)
+    s = load_inflight.summarise(rec, 2, 4, 10)  # blocks of 2 warps, 4 loads a pass, 10 passes: 80 loads a block
+    assert abs(s["requests_per_clock"] - np.median([80 / 1100, 80 / 2000])) < 1e-12
+    assert s["cycles_per_pass"] == 155.0
+
+
+def test_bad_arguments_exit_2(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["load_inflight.py", "/tmp/never.json", "--unroll", "3"])
+    assert load_inflight.main() == 2
+    assert "--unroll takes" in capsys.readouterr().err
