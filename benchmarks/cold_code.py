@@ -12,8 +12,9 @@ after a 512 MB write (`flushed`: the code out of L2, as validate's timing flushe
 again right after (`again`).
 
 With `--streamers S`, each block has S more warps that stream scalar (4-byte, coalesced) global loads from a
-1 GB buffer, eight in flight a warp, from before the timed warps start until they finish (`loaded`: the edge
-body's 24 scalar loads a thread a k-tile keep the SM's path to the L2 busy while its code is fetched cold).
+1 GB buffer, eight in flight a lane, from before the timed warps start until they finish: what the edge body's
+24 scalar loads a thread a k-tile do to cold code, whose fetches take the same path to the L2. The record's
+`streamers` says how many.
 
     python3 benchmarks/cold_code.py OUT.json [--kb 4,8,16,32,48] [--warps 4,8] [--streamers 0,4,12] [--sleep-us 400]
 (`--sleep-us`: the timed warps wait that long first, with or without streams, so that the two compare)
