@@ -11,10 +11,11 @@ works by the line (or sector request), not by the byte.
 """
 import argparse
 import json
-import lzma
 import sys
 
 import numpy as np
+
+from load_inflight import _ints, block_spans, read_record
 
 SRC = r"""
 template <int U, int LPL, bool CG>  // LPL: lanes a line (8: 4 whole lines a warp load; 2: one sector of 16 lines)
@@ -60,10 +61,8 @@ HEADER = f"{'path':<4} {'lines a load':>12} {'warps':>5} {'loads':>5} {'warp loa
 
 
 def summarise(rec: np.ndarray, warps: int, unroll: int, passes: int) -> dict:
-    """rec: (blocks * warps, 3) = smid, start, end. Per block the span of its warps' loops; the rate of its loads."""
-    blocks = rec.reshape(-1, warps, 3)
-    span = blocks[:, :, 2].max(axis=1) - blocks[:, :, 1].min(axis=1)
-    rate = float(np.median(warps * unroll * passes / span))
+    """The median rate of a block's warp loads (a clock) and the bytes they bring (load_inflight.block_spans)."""
+    rate = float(np.median(warps * unroll * passes / block_spans(rec, warps)))
     return dict(loads_per_clock=rate, bytes_per_clock=512.0 * rate)
 
 
@@ -74,23 +73,13 @@ def line(path, lpl, w, u, s) -> str:
 
 
 def table(path: str) -> int:
-    d = json.loads((lzma.open if path.endswith(".xz") else open)(path).read())
+    d = read_record(path)
     print(f"{d['device']}: {d['sms']} SMs, one block per SM, {d['passes']} passes")
     print(HEADER)
     for r in d["runs"]:
         print(line(r["path"], r["lanes_per_line"], r["warps"], r["unroll"],
                    summarise(np.asarray(r["records"], dtype=np.int64), r["warps"], r["unroll"], d["passes"])))
     return 0
-
-
-def _ints(text: str, allowed, what: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",")]
-    except ValueError:
-        vals = []
-    if not vals or any(v not in allowed for v in vals):
-        raise ValueError(f"error: --{what} takes comma-separated values of {','.join(map(str, allowed))}, not {text!r}")
-    return vals
 
 
 def main() -> int:

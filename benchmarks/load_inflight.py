@@ -61,12 +61,22 @@ LINES = {"l2": 8 << 20 >> 7, "l1miss": 8 << 20 >> 7, "l1": 16 << 10 >> 7}  # 128
 HEADER = f"{'level':<6} {'warps':>5} {'loads':>5} {'in flight a SM':>14} {'requests/clk/SM':>15} {'cycles/pass':>11}"
 
 
-def summarise(rec: np.ndarray, warps: int, unroll: int, passes: int) -> dict:
-    """rec: (blocks * warps, 3) = smid, start, end. Per block the span of its warps' loops; the rate of its loads."""
+def block_spans(rec: np.ndarray, warps: int) -> np.ndarray:
+    """rec: (blocks * warps, 3) = smid, start, end. Per block the span of its warps' loops (SM cycles)."""
     blocks = rec.reshape(-1, warps, 3)
-    span = blocks[:, :, 2].max(axis=1) - blocks[:, :, 1].min(axis=1)
+    return blocks[:, :, 2].max(axis=1) - blocks[:, :, 1].min(axis=1)
+
+
+def summarise(rec: np.ndarray, warps: int, unroll: int, passes: int) -> dict:
+    """The median rate of a block's loads (requests a clock) and its span a pass (block_spans)."""
+    span = block_spans(rec, warps)
     rate = warps * unroll * passes / span
     return dict(requests_per_clock=float(np.median(rate)), cycles_per_pass=float(np.median(span) / passes))
+
+
+def read_record(path: str) -> dict:
+    """A recorded file, packed (.xz) or not."""
+    return json.loads((lzma.open if path.endswith(".xz") else open)(path).read())
 
 
 def line(level, w, u, s) -> str:
@@ -74,7 +84,7 @@ def line(level, w, u, s) -> str:
 
 
 def table(path: str) -> int:
-    d = json.loads((lzma.open if path.endswith(".xz") else open)(path).read())
+    d = read_record(path)
     print(f"{d['device']}: {d['sms']} SMs, one block per SM, {d['passes']} passes")
     print(HEADER)
     for r in d["runs"]:
@@ -89,7 +99,7 @@ def _ints(text: str, allowed, what: str) -> list[int]:
     except ValueError:
         vals = []
     if not vals or any(v not in allowed for v in vals):
-        raise SystemExit(f"error: --{what} takes comma-separated values of {','.join(map(str, allowed))}, not {text!r}")
+        raise ValueError(f"error: --{what} takes comma-separated values of {','.join(map(str, allowed))}, not {text!r}")
     return vals
 
 
@@ -104,7 +114,7 @@ def main() -> int:
     try:
         warps = _ints(a.warps, range(4, 33, 4), "warps")
         unrolls = _ints(a.unroll, UNROLLS, "unroll")
-    except SystemExit as e:
+    except ValueError as e:
         print(e, file=sys.stderr)
         return 2
     import cupy as cp
