@@ -17,9 +17,9 @@ FILE = ROOT / "published" / "sgemm.toml"
 # 80-186 % fast); 28.0 % with the A100's L2 latency of both partitions and its DRAM latency from a
 # published pointer chase (docs/model.md "Published measurements"); 25.5 % once an FFMA held the 16-lane
 # FP32 pipe of GA100 two clocks in the replay; 24.6 % with the L1 tag stage's published four lines a clock
-# where no rate was measured. The goal is 12 %. This guards against getting worse while
-# it is not met.
-MAPE_CEILING_PCT = 25.0
+# where no rate was measured; 23.9 % once a one-element kernel's warp kept a line per unrolled k step in
+# flight. The goal is 12 %. This guards against getting worse while it is not met.
+MAPE_CEILING_PCT = 24.5
 
 
 def test_the_file_meets_its_inclusion_rule():
@@ -105,3 +105,12 @@ def test_intervals_on_published_points_cover_what_they_claim(scored):
     c = scored[1]["intervals"]
     assert c["points"] == len(scored[0])
     assert 85.0 <= c["inside_90_pct"] <= 95.0 and 40.0 <= c["inside_50_pct"] <= 60.0
+
+
+def test_a_coalesced_warp_keeps_lines_not_words_in_flight(scored):
+    # the RTX 3070 Ti's 16 x 16 coalesced kernel at 4096^3 measured 1,395 GFLOPS: DRAM-bound at 806 (-42 %)
+    # while a warp kept 16 bytes in flight, 1,435 (+3 %) with a 128-byte line per unrolled k step
+    # (docs/model.md, "One-element kernels: the lines a warp keeps in flight")
+    rows, _ = scored
+    pt = [r for r in rows if r.device == "rtx3070ti" and r.kernel == "coalesced"]
+    assert len(pt) == 1 and abs(pt[0].error_pct) < 10 and pt[0].bound != "dram", pt[0]

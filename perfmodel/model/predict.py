@@ -32,6 +32,7 @@ REASONS = {
              "load or padding beyond the problem), so no pipe is what limits it",
 }
 BOUNDS = T.BOUNDS  # what PredictionBatch.bound indexes
+ONE_ELEMENT_UNROLL = 4  # k steps a pass of the naive and coalesced k loops loads before its FFMAs wait (nvcc: 4 without __restrict__, 16 here: a lower bound)
 
 
 def _structure(cfg: KernelConfig) -> tuple:
@@ -255,7 +256,10 @@ def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz) -> Little
     l2_bpc = mem.l2_bandwidth_GBps * 1e9 / hz / sms
     dram_bpc = mem.dram_bandwidth_GBps * 1e9 / hz / sms
     tile_bytes = (r.bm + r.bn) * r.bk * T.FLOAT
-    inflight_bytes = b * tile_bytes * np.where(r.uses_smem > 0, 1.0, warps * 4 / np.maximum(r.bm + r.bn, 1))
+    # one-element kernels: each warp's k loop, unrolled ONE_ELEMENT_UNROLL times, issues that many k steps' loads
+    # before its first FFMA waits, each step a new 128-byte line (coalesced: the B row segment of the warp's
+    # 32 columns; naive_rows: its 32 rows of A, a line each, each line serving 32 k steps)
+    inflight_bytes = np.where(r.uses_smem > 0, b * tile_bytes, b * warps * ONE_ELEMENT_UNROLL * T.WAVEFRONT_BYTES)
     need_l2 = l2_bpc * lat.l2_latency_cycles
     need_dram = dram_bpc * lat.dram_latency_cycles
     need_fma = lat.fma_latency_cycles * (cmp_.fp32_lanes_per_sm / 32.0)
@@ -406,7 +410,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                       smem_latency=lat.smem_latency_cycles)
     pf = np.array([1.0 if bf.prefetch is None else float(bf.prefetch) for bf in builds])
     kind = np.where(r.uses_smem > 0, np.where((r.buffers >= 2) & (pf > 0), 2, 1), 0)
-    exposed_k = (t.mem_latency + 4 * lat.fma_latency_cycles) / 4.0  # one-element kernels: 4x-unrolled k loop waits
+    u = ONE_ELEMENT_UNROLL  # one-element kernels: each unrolled pass of the k loop waits once for its loads
+    exposed_k = (t.mem_latency + u * lat.fma_latency_cycles) / u
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
                       dram_bytes=t.dram_bytes_tile / t.dram_rate, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
                       mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share)
