@@ -11,11 +11,12 @@ write of twice its size) before each; cuBLAS FP32 (cupy.matmul, TF32 off) is tim
 """
 import argparse
 import json
-import lzma
 import os
 import sys
 
 import numpy as np
+
+from load_inflight import read_record
 
 SRC = r"""
 template <int W_> struct V;
@@ -105,10 +106,6 @@ def summary(d: dict) -> list[str]:
         if bad:
             out.append(f"    not verified: {', '.join(bad)}")
     return out
-
-
-def read_record(path: str) -> dict:
-    return json.loads((lzma.open if path.endswith(".xz") else open)(path).read())
 
 
 def _ints(text: str, what: str, lo: int, hi: int) -> list[int]:
