@@ -6,7 +6,7 @@ in shared memory and writes C: one kernel, no partial C in global memory (unlike
 Every configuration is verified against float64 numpy and timed launch by launch, with the L2 flushed (a
 write of twice its size) before each; cuBLAS FP32 (cupy.matmul, TF32 off) is timed the same way.
 
-    python3 benchmarks/gemv_probe.py OUT.json [--m 1,4] [--n 4096] [--k 4096]
+    python3 benchmarks/gemv_probe.py OUT.json [--m 1,4] [--n 4096] [--k 4096] [--flush dirty|clean]
     python3 benchmarks/gemv_probe.py --table OUT.json      (CPU) the table again from a recorded file
 """
 import argparse
@@ -95,7 +95,8 @@ def line(r: dict, cublas: float) -> str:
 
 def summary(d: dict) -> list[str]:
     """The table: per M, cuBLAS and every verified configuration, fastest first."""
-    out = [f"{d['device']}: N = {d['N']}, K = {d['K']}, {REPS} launches each, the L2 flushed before each", HEADER]
+    state = "" if d.get("flush", "dirty") == "dirty" else ", then read (clean)"
+    out = [f"{d['device']}: N = {d['N']}, K = {d['K']}, {REPS} launches each, the L2 flushed before each{state}", HEADER]
     for m in sorted({r["M"] for r in d["runs"]}):
         rs = [r for r in d["runs"] if r["M"] == m]
         cub = next(r for r in rs if r["kernel"] == "cublas")
@@ -127,6 +128,9 @@ def main() -> int:
     ap.add_argument("--m", default="1,4", help="rows of A and C (1-8)")
     ap.add_argument("--n", default="4096", help="columns of B and C (a multiple of 128)")
     ap.add_argument("--k", default="4096", help="the inner dimension")
+    ap.add_argument("--flush", choices=("dirty", "clean"), default="dirty",
+                    help="the L2 before each launch: dirty (a write of twice its size, as perfmodel times) or clean "
+                         "(that write, then a read of it: the dirty lines written back before the launch)")
     a = ap.parse_args()
     try:
         ms = _ints(a.m, "m", 1, 8)
@@ -144,7 +148,7 @@ def main() -> int:
     cp.cuda.set_allocator(None)
     props = cp.cuda.runtime.getDeviceProperties(0)
     flush = cp.empty(2 * props["l2CacheSize"] // 4, cp.float32)
-    out = dict(device=props["name"].decode(), N=n, K=k, reps=REPS, runs=[])
+    out = dict(device=props["name"].decode(), N=n, K=k, reps=REPS, flush=a.flush, runs=[])
     print(f"{out['device']}: N = {n}, K = {k}; per M: cuBLAS, then {len(VECS) * len(KWS) * len(KUS)} configurations", flush=True)
 
     def timed(fn) -> list[float]:
@@ -153,6 +157,8 @@ def main() -> int:
         s, e, ts = cp.cuda.Event(), cp.cuda.Event(), []
         for _ in range(REPS):
             flush.fill(1.0)
+            if a.flush == "clean":
+                flush.sum()  # reads every line: the L2 writes the dirty ones back and keeps clean ones
             s.record()
             fn()
             e.record()

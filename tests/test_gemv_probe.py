@@ -4,6 +4,8 @@ import lzma
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import gemv_probe  # noqa: E402
@@ -54,3 +56,34 @@ def test_bad_arguments_exit_2(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "argv", ["gemv_probe.py", str(existing)])
     assert gemv_probe.main() == 2
     assert "exists" in capsys.readouterr().err
+
+
+def _flush_records():
+    return {f: gemv_probe.read_record(str(RECORD.parent / f"gemv-probe-{f}-20261129-h200.json.xz")) for f in ("dirty", "clean")}
+
+
+def test_the_flush_records_replay_their_tables():
+    for f, d in _flush_records().items():
+        assert d["flush"] == f
+        assert "\n".join(gemv_probe.summary(d)) + "\n" == (RECORD.parent / f"gemv-probe-{f}-20261129-h200.txt").read_text()
+
+
+def test_a_clean_l2_does_not_speed_the_probe_up():
+    """docs/measurement.md: after the flush and a read of its buffer the probe's 30 configurations (16 at one row,
+    14 at four) run at 0.85-1.03 of their GFLOPS after the flush alone (median 0.97), every one verified."""
+    d = _flush_records()
+    key = lambda r: (r["M"], r["vec"], r["kw"], r["ku"])  # noqa: E731
+    dirty = {key(r): r for r in d["dirty"]["runs"] if r["kernel"] == "gemv"}
+    clean = {key(r): r for r in d["clean"]["runs"] if r["kernel"] == "gemv"}
+    assert dirty.keys() == clean.keys() and len(dirty) == 30
+    assert all(r["verified"] for r in (*dirty.values(), *clean.values()))
+    ratio = sorted(gemv_probe.gflops(clean[k]) / gemv_probe.gflops(dirty[k]) for k in dirty)
+    assert 0.84 < ratio[0] and ratio[-1] < 1.04 and 0.95 < ratio[len(ratio) // 2] < 0.99, ratio
+
+
+def test_the_flush_choice_is_checked(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["gemv_probe.py", str(tmp_path / "never.json"), "--flush", "warm"])
+    with pytest.raises(SystemExit) as e:  # argparse's choices: exit status 2 and one line naming the allowed values
+        gemv_probe.main()
+    assert e.value.code == 2
+    assert "invalid choice: 'warm'" in capsys.readouterr().err
