@@ -3,12 +3,14 @@ coalesced 4-byte loads (one 128-byte line a warp load, as the coalesced kernel's
 warp has outstanding. One block per SM of W warps (4-32); each warp issues U independent loads (1-32) of lines it
 never reused in the pass, waits for them, and repeats; the loads come from an 8 MB buffer resident in the L2
 (`l2`: `ld.global.cg`, the L1 bypassed; `l1miss`: `ld.global.nc` through the L1, which they miss) or from 16 KB
-resident in the L1 (`l1`: `ld.global.nc`, as the coalesced kernel loads, every load a hit).
+resident in the L1 (`l1`: `ld.global.nc`, as the coalesced kernel loads, every load a hit), or from DRAM (`dram`,
+asked for with --levels: `ld.global.cg` over a 4 GB buffer, each warp walking a region of its own, the L2 flushed
+before the timed launch, so every load is a line no one read since: as B's lines stream to a kernel for a few rows).
 Requests per clock per SM = the warps' loads over the SM cycles of the timed loop (clock64, median over the SMs);
 Little's law gives the loads in flight as rate x latency, and where the rate stops growing with W x U the SM has
 reached the most it keeps in flight (or its pipe's rate).
 
-    python3 benchmarks/load_inflight.py OUT.json [--warps 4,8,16,32] [--unroll 1,2,4,8,16,32]
+    python3 benchmarks/load_inflight.py OUT.json [--warps 4,8,16,32] [--unroll 1,2,4,8,16,32] [--levels l2,l1miss,l1,dram]
     python3 benchmarks/load_inflight.py --table OUT.json      (CPU) the table again from a recorded file
 """
 import argparse
@@ -19,26 +21,31 @@ import sys
 import numpy as np
 
 SRC = r"""
-template <int U, int LV>  // LV 0: L2 (.cg), 1: through the L1, missing it (.nc), 2: L1 hits (.nc)
-__device__ __forceinline__ void run(const float* __restrict__ buf, unsigned mask, int passes, long long* rec, float* sink) {
+template <int U, int LV>  // LV 0: L2 (.cg), 1: through the L1, missing it (.nc), 2: L1 hits (.nc), 3: DRAM (.cg)
+__device__ __forceinline__ void run(const float* __restrict__ buf, unsigned mask, int passes, long long* rec, float* sink,
+                                    unsigned dram_stride) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     // a pass's U loads are lines line, line + S, ..., each at a constant offset from one address (one instruction
     // a load); line stays in the buffer's first half so the last offset (at most 31 S lines) stays inside it
-    constexpr unsigned S = LV == 2 ? 1u : 37u;
+    const unsigned S = LV == 3 ? dram_stride : (LV == 2 ? 1u : 37u);  // lines between a pass's loads
     const unsigned half = mask >> 1;
     unsigned line = (blockIdx.x * 977u + warp * 131u) & half;
+    // DRAM: each warp walks a region of its own (the buffer's lines over the grid's warps), wrapping inside it, so no
+    // line is read twice within the 4 GB a pass of the whole grid would have to move before it came round again
+    const unsigned region = LV == 3 ? (mask + 1u) / (gridDim.x * warps) : 0u, base = region * (blockIdx.x * warps + warp);
+    if (LV == 3) line = 0u;
     float acc = 0.0f;
     __syncthreads();
     long long t0 = clock64();
 #pragma unroll 1
     for (int p = 0; p < passes; ++p) {  // one pass at a time: a warp has U loads in flight, no more
-        const float* q = buf + (size_t)line * 32 + lane;
+        const float* q = buf + (size_t)(LV == 3 ? base + line : line) * 32 + lane;
         float v[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = LV == 0 ? __ldcg(q + u * S * 32) : __ldg(q + u * S * 32);
+        for (int u = 0; u < U; ++u) v[u] = (LV == 0 || LV == 3) ? __ldcg(q + u * S * 32) : __ldg(q + u * S * 32);
 #pragma unroll
         for (int u = 0; u < U; ++u) acc += v[u];
-        line = (line + U * S + warps * 7u) & half;
+        line = LV == 3 ? (line + U * S + 1u) % (region - U * S) : (line + U * S + warps * 7u) & half;
     }
     long long t1 = clock64();
     __syncthreads();
@@ -52,12 +59,12 @@ __device__ __forceinline__ void run(const float* __restrict__ buf, unsigned mask
 }
 """
 UNROLLS = (1, 2, 4, 8, 16, 32)
-LEVELS = ("l2", "l1miss", "l1")
+LEVELS = ("l2", "l1miss", "l1", "dram")
 KERNELS = "".join(
-    f'extern "C" __global__ void {lvl}_{u}(const float* buf, unsigned mask, int passes, long long* rec, float* sink) '
-    f'{{ run<{u}, {LEVELS.index(lvl)}>(buf, mask, passes, rec, sink); }}\n'
-    for lvl in ("l2", "l1miss", "l1") for u in UNROLLS)
-LINES = {"l2": 8 << 20 >> 7, "l1miss": 8 << 20 >> 7, "l1": 16 << 10 >> 7}  # 128-byte lines each level's loads walk
+    f'extern "C" __global__ void {lvl}_{u}(const float* buf, unsigned mask, int passes, long long* rec, float* sink, '
+    f'unsigned dram_stride) {{ run<{u}, {LEVELS.index(lvl)}>(buf, mask, passes, rec, sink, dram_stride); }}\n'
+    for lvl in LEVELS for u in UNROLLS)
+LINES = {"l2": 8 << 20 >> 7, "l1miss": 8 << 20 >> 7, "l1": 16 << 10 >> 7, "dram": 4 << 30 >> 7}  # 128-byte lines each level walks
 HEADER = f"{'level':<6} {'warps':>5} {'loads':>5} {'in flight a SM':>14} {'requests/clk/SM':>15} {'cycles/pass':>11}"
 
 
@@ -85,7 +92,8 @@ def line(level, w, u, s) -> str:
 
 def table(path: str) -> int:
     d = read_record(path)
-    print(f"{d['device']}: {d['sms']} SMs, one block per SM, {d['passes']} passes")
+    dram = f", DRAM loads {d.get('dram_stride', 37)} lines apart" if any(r["level"] == "dram" for r in d["runs"]) else ""
+    print(f"{d['device']}: {d['sms']} SMs, one block per SM, {d['passes']} passes{dram}")
     print(HEADER)
     for r in d["runs"]:
         print(line(r["level"], r["warps"], r["unroll"], summarise(np.asarray(r["records"], dtype=np.int64), r["warps"],
@@ -110,10 +118,19 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--warps", default="4,8,16,32", help="warps a block (4-32, multiples of 4)")
     ap.add_argument("--unroll", default="1,2,4,8,16,32", help=f"loads a warp has in flight ({','.join(map(str, UNROLLS))})")
+    ap.add_argument("--levels", default=",".join(LEVELS[:3]), help=f"where the loads come from ({','.join(LEVELS)}; dram: "
+                    "a 4 GB buffer, each warp a region of its own, the L2 flushed before the timed launch)")
+    ap.add_argument("--dram-stride", type=int, default=37, help="dram: 128-byte lines between a pass's loads (1-128; "
+                    "default 37 as the L2 level's; 128: 16 KB, a row of a 4096-wide B)")
     a = ap.parse_args()
     try:
         warps = _ints(a.warps, range(4, 33, 4), "warps")
         unrolls = _ints(a.unroll, UNROLLS, "unroll")
+        levels = a.levels.split(",")
+        if not 1 <= a.dram_stride <= 128:
+            raise ValueError(f"error: --dram-stride takes 1 to 128 lines, not {a.dram_stride}")
+        if not levels or any(v not in LEVELS for v in levels):
+            raise ValueError(f"error: --levels takes comma-separated values of {','.join(LEVELS)}, not {a.levels!r}")
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
@@ -122,19 +139,23 @@ def main() -> int:
     dev = cp.cuda.Device()
     sms = dev.attributes["MultiProcessorCount"]
     mod = cp.RawModule(code=SRC + KERNELS, options=("-std=c++17",))
-    buf = cp.ones(LINES["l2"] * 32, cp.float32)
+    buf = cp.ones(max(LINES[v] for v in levels) * 32, cp.float32)
+    flush = cp.zeros(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"] // 4, cp.float32)
     sink = cp.zeros(1, cp.float32)
     passes = 256
-    out = dict(device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), sms=sms, passes=passes, runs=[])
+    out = dict(device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), sms=sms, passes=passes,
+               dram_stride=a.dram_stride, runs=[])
     print(f"{out['device']}: {sms} SMs, one block per SM, {passes} passes")
     print(HEADER)
-    for level in LEVELS:
+    for level in levels:
         for w in warps:
             for u in unrolls:
                 kern = mod.get_function(f"{level}_{u}")
                 rec = cp.zeros(3 * sms * w, cp.int64)
-                args = (buf, np.uint32(LINES[level] - 1), np.int32(passes), rec, sink)
-                kern((sms,), (32 * w,), args)  # warm: the lines into the L2 (and the L1)
+                args = (buf, np.uint32(LINES[level] - 1), np.int32(passes), rec, sink, np.uint32(a.dram_stride))
+                kern((sms,), (32 * w,), args)  # warm: the lines into the L2 (and the L1); for dram the code
+                if level == "dram":
+                    flush.fill(1.0)  # and out of the L2 again
                 kern((sms,), (32 * w,), args)
                 cp.cuda.runtime.deviceSynchronize()
                 r = cp.asnumpy(rec).reshape(sms * w, 3)

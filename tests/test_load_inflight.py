@@ -45,3 +45,45 @@ def test_bad_arguments_exit_2(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["load_inflight.py", "/tmp/never.json", "--unroll", "3"])
     assert load_inflight.main() == 2
     assert "--unroll takes" in capsys.readouterr().err
+
+
+def _dram(stride):
+    path = ROOT / "results" / "archive" / f"load-inflight-dram-stride{stride}-20261129-h200.json.xz"
+    d = load_inflight.read_record(str(path))
+    return path, d, {(r["warps"], r["unroll"]): r for r in d["runs"]}
+
+
+def test_the_dram_tables_come_back_from_their_records(capsys, monkeypatch):
+    for stride in (37, 128, 1):
+        path, d, runs = _dram(stride)
+        assert len(runs) == 4 * 6 and {r["level"] for r in d["runs"]} == {"dram"}
+        assert d.get("dram_stride", 37) == stride
+        monkeypatch.setattr(sys, "argv", ["load_inflight.py", "--table", str(path)])
+        assert load_inflight.main() == 0
+        printed = capsys.readouterr().out
+        assert f"$ python3 benchmarks/load_inflight.py --table {path.relative_to(ROOT)}\n" + printed == \
+            path.with_name(path.name.replace(".json.xz", ".txt")).read_text()
+
+
+def test_a_line_from_dram_waits_longer_than_the_pointer_chase_and_longer_still_with_more_in_flight():
+    """docs/measurement.md: one line a warp and four warps a SM, 770 cycles a pass at every stride (the calibration's
+    pointer chase: 650); 32 lines in flight a SM, 1,024-1,117 at a fifth of DRAM's rate; from 256 a SM the requests
+    stop near 0.13 a clock a SM (4.4 TB/s over 132 SMs) where each line is read once."""
+    for stride in (37, 128, 1):
+        _, _, runs = _dram(stride)
+        assert 765 <= runs[(4, 1)]["cycles_per_pass"] <= 780
+        assert 1000 <= runs[(4, 8)]["cycles_per_pass"] <= 1120 and runs[(4, 8)]["requests_per_clock"] < 0.035
+        waits = [runs[(4, u)]["cycles_per_pass"] for u in (1, 2, 4, 8)]
+        assert waits == sorted(waits)
+    for stride in (37, 1):
+        _, _, runs = _dram(stride)
+        assert 0.12 <= runs[(32, 8)]["requests_per_clock"] <= 0.14 and 0.12 <= runs[(32, 16)]["requests_per_clock"] <= 0.14
+
+
+def test_bad_dram_stride_exits_2(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["load_inflight.py", "/tmp/never.json", "--levels", "dram", "--dram-stride", "0"])
+    assert load_inflight.main() == 2
+    assert "--dram-stride takes 1 to 128" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["load_inflight.py", "/tmp/never.json", "--levels", "hbm"])
+    assert load_inflight.main() == 2
+    assert "--levels takes" in capsys.readouterr().err
