@@ -7,6 +7,8 @@ given as `kernel:key=value,...` (GPU machine; writes the raw CSV and a JSON summ
     python3 benchmarks/ncu_choices.py --mnk 8192,8192,64 OUT SPEC ...   (M, N and K apart)
     python3 benchmarks/ncu_choices.py --global-loads OUT SPEC ...   (+ the L1's global-load counters:
         requests, sectors, hits, tag-stage and data-stage wavefronts, bank conflicts; those this ncu knows)
+    python3 benchmarks/ncu_choices.py --local OUT SPEC ...   (+ local-memory bytes and where they hit: L1, L2,
+        and the DRAM's reads and writes)
 The child mode (`--child`) launches each configuration once; ncu profiles it."""
 import argparse
 import json
@@ -44,6 +46,18 @@ GLOBAL_LOADS = [
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smsp__inst_executed_op_ldgsts.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum", "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_ldgsts.sum",
+]
+
+
+# local memory (spills, local arrays): the L1's bytes and hits, what the L2 sees from the SMs, the DRAM (--local)
+LOCAL = [
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st_lookup_hit.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lts__t_sectors_srcunit_tex_aperture_device_op_read_lookup_miss.sum",
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed_op_local_ld.sum", "smsp__inst_executed_op_local_st.sum",
 ]
 
 
@@ -103,7 +117,8 @@ def misfits(specs: list[str], device) -> list[str]:
     return out
 
 
-def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096), global_loads: bool = False) -> int:
+def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4096), global_loads: bool = False,
+         local: bool = False) -> int:
     from perfmodel.measure.ncu import parse_ncu
 
     bad = misfits(specs, local_device())
@@ -111,7 +126,8 @@ def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4
         print("error: " + bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), file=sys.stderr)
         return 2
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics = METRICS + "," + ",".join(known_metrics(ncu, SCHEDULERS + (GLOBAL_LOADS if global_loads else [])))
+    metrics = METRICS + "," + ",".join(known_metrics(ncu, SCHEDULERS + (GLOBAL_LOADS if global_loads else [])
+                                                           + (LOCAL if local else [])))
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--metrics", metrics,
            "--csv", "--page", "raw", sys.executable, __file__, "--child", ",".join(map(str, mnk)), *specs]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -137,6 +153,8 @@ def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4
             g = v.get("smsp__inst_executed_op_global_ld.sum", 0) or float("nan")
             print("  per global load instruction: " + " ".join(
                 f"{m.split('__', 1)[1].rsplit('.', 1)[0]}={v[m] / g:.2f}" for m in GLOBAL_LOADS[1:] if m in v and "pct" not in m))
+        if local:
+            print("  " + " ".join(f"{m.split('__', 1)[1].rsplit('.', 1)[0]}={v[m]:.4g}" for m in LOCAL if m in v))
     return 0
 
 
@@ -171,8 +189,9 @@ if __name__ == "__main__":
     size.add_argument("--size", type=int, help="M = N = K (default 4096)")
     size.add_argument("--mnk", type=_mnk, help="M,N,K")
     ap.add_argument("--global-loads", action="store_true", help="also the L1's global-load counters (tag and data stages)")
+    ap.add_argument("--local", action="store_true", help="also local-memory bytes, their L1 and L2 hits, and the DRAM's traffic")
     a = ap.parse_args()
     if a.size is not None and a.size < 1:
         ap.error(f"--size {a.size}: must be at least 1")
     mnk = a.mnk or ((a.size,) * 3 if a.size else (4096, 4096, 4096))
-    sys.exit(main(a.out, a.specs, mnk, a.global_loads))
+    sys.exit(main(a.out, a.specs, mnk, a.global_loads, a.local))
