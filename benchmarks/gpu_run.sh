@@ -80,7 +80,7 @@ case "$what" in
     run=${2:?"resume needs a RUN folder"}; secs=${3:-520}
     timeout -s INT "$secs" python3 -m perfmodel validate --resume "$run" > "$OUT/resume-$(basename "$run").log" 2>&1; echo "validate --resume rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/resume-$(basename "$run").log" | tail -4
-    tar czf "$OUT/results-resume.tar.gz" "$run" ;;
+    tar czf "$OUT/results-resume-$(basename "$run").tar.gz" "$run" ;;
   tune-shapes)
     cls=${2:?"tune-shapes needs a CLASS (or all)"}; k=${3:?"tune-shapes needs K"}; secs=${4:-520}; sample=${5:-}
     dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
