@@ -10,6 +10,8 @@ Every block waits a fixed number of SM cycles (a clock64 spin, no memory traffic
   f4_gap32   float4 stores, lanes 32 B apart (tiled_2d_float4 with TN = 8: half of each sector pair per
              store, 2 x the sectors of the data)
   f1_gap32   scalar stores, lanes 32 B apart (tiled_2d with TN = 8: every lane its own sector, 8 x)
+  f1_gap16   scalar stores, lanes 16 B apart (the float4 stores of f4_rows as the guarded edge body and the
+             scalar inner body write them: four scalars, q = 0..3 in turn; two lanes a sector, 4 x)
 
 Dynamic shared memory holds the grid to 1 (or 2) blocks per SM; `waves` full waves of SMs x blocks
 run back to back. The same kernel without the stores gives the spin's time, so
@@ -58,16 +60,22 @@ extern "C" __global__ void burst(float* c, long long spin, int pattern, int stor
             p[(i * 256 + t) * 2] = make_float4(v, v, v, v);
             p[(i * 256 + t) * 2 + 1] = make_float4(v, v, v, v);
         }
-    } else {                    // f1_gap32: lane l writes float 8l + j, j = 0..7 (TN = 8)
+    } else if (pattern == 3) {  // f1_gap32: lane l writes float 8l + j, j = 0..7 (TN = 8)
         #pragma unroll
         for (int i = 0; i < 8; ++i) {
             #pragma unroll
             for (int j = 0; j < 8; ++j) tile[(i * 256 + t) * 8 + j] = v;
         }
+    } else {                    // f1_gap16: f4_rows' float4s as four scalars, lane l floats 4l + q, q = 0..3
+        #pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            #pragma unroll
+            for (int q = 0; q < 4; ++q) tile[(i * 256 + t) * 4 + q] = v;
+        }
     }
 }
 """
-PATTERNS = {"f4_rows": (0, 1.0), "f1_rows": (1, 1.0), "f4_gap32": (2, 2.0), "f1_gap32": (3, 8.0)}  # id, sectors per data sector
+PATTERNS = {"f4_rows": (0, 1.0), "f1_rows": (1, 1.0), "f4_gap32": (2, 2.0), "f1_gap32": (3, 8.0), "f1_gap16": (4, 4.0)}  # id, sectors per data sector
 TILE_BYTES = 128 * 128 * 4
 
 

@@ -7,6 +7,11 @@ lane with lanes TN floats apart: with TN = 8, every lane has a sector of its own
 the bytes it holds. The float4 stores of tiled_2d_float4 (lanes TN floats apart) move 2 times. The
 quadrant stores of bank_conflict_free and double_buffer, and warp_tiled's, move 1 time: lanes write
 consecutive float4s. tile_f4.cuh's thread_tile choice picks between the two. Rows are taken to start on a sector boundary (N a multiple of 8).
+
+The guarded edge body and the scalar inner body (kernels/tile_f4.cuh, store_c4 with G = 1 or 2) store the same
+elements as four scalars per float4, q = 0..3 in turn: a warp's scalar store of the quadrant map writes 4 of
+every 16 bytes, two lanes a sector, so its C moves 4 times the bytes it holds where the float4 stores move 1
+time (`scalar=True`). The kernels that store scalars everywhere (steps 1-5) move the same on both paths.
 """
 from __future__ import annotations
 
@@ -17,9 +22,23 @@ from ..catalogue import KernelConfig
 SECTOR = 32  # bytes
 
 
-def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
+def _stores(cfg: KernelConfig, scalar: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) of every store of C, block-relative, shape (threads, stores per thread) in issue
-    order; a float4 store is given by its first column (16-byte aligned, so within one sector)."""
+    order; a float4 store is given by its first column (16-byte aligned, so within one sector), or with
+    `scalar` as its four scalar stores (the edge and scalar inner bodies' store_c4), column q of it in turn."""
+    rows, cols = _stores_f4(cfg)
+    if not scalar or not _float4_stores(cfg):
+        return rows, cols
+    q = np.arange(4)
+    return np.repeat(rows, 4, axis=1), (cols[:, :, None] + q[None, None, :]).reshape(cols.shape[0], -1)
+
+
+def _float4_stores(cfg: KernelConfig) -> bool:
+    """Whether the interior path stores C as float4 (steps 6-11), so that the scalar paths store 4 x the stores."""
+    return cfg.kernel not in ("naive", "coalesced", "smem_tiled", "tiled_1d", "tiled_2d")
+
+
+def _stores_f4(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
     k, bm, bn = cfg.kernel, cfg.bm, cfg.bn
     t = np.arange(cfg.threads)[:, None]
     if k == "naive":
@@ -56,22 +75,23 @@ def _stores(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
 _SECTORS: dict[tuple, int] = {}  # by everything the store map depends on (bk does not: one count serves every bk)
 
 
-def c_store_sectors(cfg: KernelConfig) -> int:
-    """32-byte sectors one block's stores of its C tile send to L2."""
-    key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter, cfg.quadrants)
+def c_store_sectors(cfg: KernelConfig, scalar: bool = False) -> int:
+    """32-byte sectors one block's stores of its C tile send to L2 (`scalar`: on the edge and scalar inner
+    bodies' path)."""
+    key = (cfg.kernel, cfg.bm, cfg.bn, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.wn_iter, cfg.quadrants, scalar)
     if key not in _SECTORS:
-        _SECTORS[key] = _count(cfg)
+        _SECTORS[key] = _count(cfg, scalar)
     return _SECTORS[key]
 
 
-def _count(cfg: KernelConfig) -> int:
-    rows, cols = (np.asarray(a, dtype=np.int64) for a in _stores(cfg))
+def _count(cfg: KernelConfig, scalar: bool = False) -> int:
+    rows, cols = (np.asarray(a, dtype=np.int64) for a in _stores(cfg, scalar))
     key = rows * (1 << 20) + cols * 4 // SECTOR  # one value per (row, 32-byte sector)
     warps = key.reshape(-1, 32, key.shape[1]) if cfg.threads % 32 == 0 else key[None]
     ordered = np.sort(warps, axis=1)
     return int(warps.shape[0] * warps.shape[2] + (ordered[:, 1:, :] != ordered[:, :-1, :]).sum())
 
 
-def c_store_ratio(cfg: KernelConfig) -> float:
+def c_store_ratio(cfg: KernelConfig, scalar: bool = False) -> float:
     """Bytes the C stores move between the SM and L2 per byte of C (1 when every sector is filled)."""
-    return c_store_sectors(cfg) * SECTOR / (4.0 * cfg.bm * cfg.bn)
+    return c_store_sectors(cfg, scalar) * SECTOR / (4.0 * cfg.bm * cfg.bn)

@@ -101,12 +101,13 @@ class ResourceStage:
     lds_per_step: np.ndarray
     wavefronts_per_lds: np.ndarray
     ldg_returns: np.ndarray  # data-stage wavefronts a warp's global loads of a k-tile take beyond their width (ldg_returns)
-    c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores)
+    c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores; blocks_store_stage: all blocks')
     splits: np.ndarray  # slices of K asked for (split_k; 1 for the others)
     # the smem-less kernels' warp loads per k step (l1_lines_stage; NaN for the others): distinct 128-byte
     # lines (A's rows and the B line) and the most words of A in one bank (+1 for the B line)
     l1_lines: Optional[np.ndarray] = None
     l1_bank_wavefronts: Optional[np.ndarray] = None
+    c_store_ratio_scalar: Optional[np.ndarray] = None  # the same on the edge and scalar inner bodies' path (scalar stores)
 
 
 def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFacts]) -> ResourceStage:
@@ -133,6 +134,7 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
                          ffma_per_thread=ffma_t, lds_block=lds_i, smem_wavefronts_block=smem_w, sts_block=sts_i,
                          ldg_per_thread=ldg_t, barriers=bars, buffers=bufs, uses_smem=uses_smem, lds_per_step=lds_per_step,
                          wavefronts_per_lds=wf_per_lds, ldg_returns=returns, c_store_ratio=np.array([c_store_ratio(c) for c in configs]),
+                         c_store_ratio_scalar=np.array([c_store_ratio(c, scalar=True) for c in configs]),
                          splits=np.array([float(c.k_splits) for c in configs]))
 
 
@@ -560,6 +562,26 @@ def occupancy_regime(busiest_warps, schedulers, waves) -> np.ndarray:
     return np.where(busiest_warps <= schedulers, "lone", np.where(waves < 1.0, "subwave", np.where(waves < 4.0, "few", "many")))
 
 
+def edge_stage(configs: Sequence[KernelConfig], r: ResourceStage, M, N, K) -> tuple[np.ndarray, ResourceStage]:
+    """The blocks that run the guarded edge body (catalogue.edge_blocks: the ragged choice decides which;
+    kernels/outer_f4.cuh, INNER_BODY), and the resources with the C stores' sector ratio of all blocks: the
+    edge body and the scalar inner body (ragged = inner: every block inside C) store C as scalars
+    (kernels/tile_f4.cuh, store_c4), which moves more sectors than the interior's float4 stores
+    (model.gstores, `scalar`); their share of the grid's blocks stores at that ratio, the rest at the
+    interior's. Kernels that store scalars on every path keep their ratio."""
+    edge = np.zeros(len(configs))
+    scalar = np.zeros(len(configs))
+    for rg in {cfg.ragged for cfg in configs}:
+        on = np.array([cfg.ragged == rg for cfg in configs])
+        blocks, e = edge_blocks(M, N, K, r.bm, r.bn, r.bk, rg)
+        edge = np.where(on, e, edge)
+        scalar = np.where(on, np.minimum((blocks if rg == "inner" else e) / np.maximum(blocks, 1.0), 1.0), scalar)
+    if r.c_store_ratio_scalar is None:
+        return edge, r
+    share = np.where(r.uses_smem > 0, scalar, 0.0)
+    return edge, replace(r, c_store_ratio=(1.0 - share) * r.c_store_ratio + share * r.c_store_ratio_scalar)
+
+
 def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig], problem: Problem,
                   builds: Optional[Sequence[BuildFacts]] = None, clock_MHz=None) -> PredictionBatch:
     """Vectorised prediction of configs on one device for one problem (or one per config).
@@ -579,16 +601,13 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     clock = device.compute.sm_clock_boost_MHz if clock_MHz is None else clock_MHz
     hz = clock * 1e6
     r = l1_lines_stage(device, configs, resources(device, configs, builds), M, N, K)
+    edge, r = edge_stage(configs, r, M, N, K)
     o = occupancy_stage(device, r)
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
     ll = littles_law_stage(device, r, o, hz)
     loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
     w = waves_stage(device, o, t)
-    edge = np.zeros(n)  # kernels/outer_f4.cuh, INNER_BODY: the ragged choice decides which blocks run the edge body
-    for rg in {cfg.ragged for cfg in configs}:
-        on = np.array([cfg.ragged == rg for cfg in configs])
-        edge = np.where(on, edge_blocks(M, N, K, r.bm, r.bn, r.bk, rg)[1], edge)
     c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge * t.slices)
     prologue = w.n_waves * (t.mem_latency + 2 * device.latency.smem_latency_cycles)  # each wave's first tile has nothing to overlap
     # edge blocks (ragged shapes): their share of every full wave, and the whole last wave, whose
@@ -629,19 +648,22 @@ def c_tile_sector_bytes(r: ResourceStage) -> np.ndarray:
 
 def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
     """The last wave's C tiles: its blocks store them after their last k-tile, and no later block is
-    left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles of sector bytes
-    (model.gstores) at the lower of its own store rate (memory.store_bytes_per_clock_per_sm, measured
-    for the generation; no limit where nobody measured it) and its share of the DRAM bandwidth among
-    the SMs storing at once. On the H100, one block's 64 KiB tile took 1.15 us (28.8 B/clk) and 132
-    blocks' tiles 2.52 us (3.4 TB/s, about the DRAM bandwidth: results/archive/fixed-costs-20261123-h100-sxm.txt).
+    left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles: their sector
+    bytes (model.gstores; the edge and scalar inner bodies' scalar stores move more, edge_stage) leave
+    the SM at its own store rate (memory.store_bytes_per_clock_per_sm, measured for the generation; no
+    limit where nobody measured it), and C's bytes (the L2 merges the partly written sectors of a line)
+    at the SM's share of the DRAM bandwidth among the SMs storing at once; the slower of the two. On the
+    H100, one block's 64 KiB tile took 1.15 us (28.8 B/clk) and 132 blocks' tiles 2.52 us (3.4 TB/s,
+    about the DRAM bandwidth: results/archive/fixed-costs-20261123-h100-sxm.txt).
     Stores of earlier waves overlap the next blocks' work and are left to the L2 and DRAM terms."""
     sms = device.compute.sm_count
     last = np.where(w.tail > 0, t.blocks - w.full_waves * w.blocks_per_wave, np.minimum(t.blocks, w.blocks_per_wave))
     storing = np.clip(last, 1, sms)
     share = device.memory.dram_bandwidth_GBps * 1e9 / (storing * hz)
     own = device.memory.store_bytes_per_clock_per_sm
-    rate = share if own is None else np.minimum(own, share)
-    return np.ceil(last / sms) * c_tile_sector_bytes(r) / rate
+    tiles = np.ceil(last / sms)
+    data = tiles * 4.0 * r.bm * r.bn / share  # C's bytes at the SM's share of the DRAM bandwidth
+    return data if own is None else np.maximum(tiles * c_tile_sector_bytes(r) / own, data)
 
 
 def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
