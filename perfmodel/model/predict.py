@@ -648,22 +648,24 @@ def c_tile_sector_bytes(r: ResourceStage) -> np.ndarray:
 
 def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
     """The last wave's C tiles: its blocks store them after their last k-tile, and no later block is
-    left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles: their sector
-    bytes (model.gstores; the edge and scalar inner bodies' scalar stores move more, edge_stage) leave
-    the SM at its own store rate (memory.store_bytes_per_clock_per_sm, measured for the generation; no
-    limit where nobody measured it), and C's bytes (the L2 merges the partly written sectors of a line)
-    at the SM's share of the DRAM bandwidth among the SMs storing at once; the slower of the two. On the
+    left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles of sector bytes
+    (model.gstores; the edge and scalar inner bodies' scalar stores move more: edge_stage) at the lower
+    of its own store rate (memory.store_bytes_per_clock_per_sm, measured for the generation; no limit
+    where nobody measured it) and its share of the DRAM bandwidth among the SMs storing at once. On the
     H100, one block's 64 KiB tile took 1.15 us (28.8 B/clk) and 132 blocks' tiles 2.52 us (3.4 TB/s,
-    about the DRAM bandwidth: results/archive/fixed-costs-20261123-h100-sxm.txt).
+    about the DRAM bandwidth: results/archive/fixed-costs-20261123-h100-sxm.txt). The share binds sector
+    bytes, not only C's: on the H200, with every SM storing one 64 KiB tile at once, whole sectors went at
+    15.7 B/clk an SM and the scalar stores of the edge body (4 x the sectors) at 14.0 B/clk of sector bytes
+    (results/archive/store-burst-waves2-20261129-h200.txt), about the share (18.4) where the SM's own rate
+    would take half the time.
     Stores of earlier waves overlap the next blocks' work and are left to the L2 and DRAM terms."""
     sms = device.compute.sm_count
     last = np.where(w.tail > 0, t.blocks - w.full_waves * w.blocks_per_wave, np.minimum(t.blocks, w.blocks_per_wave))
     storing = np.clip(last, 1, sms)
     share = device.memory.dram_bandwidth_GBps * 1e9 / (storing * hz)
     own = device.memory.store_bytes_per_clock_per_sm
-    tiles = np.ceil(last / sms)
-    data = tiles * 4.0 * r.bm * r.bn / share  # C's bytes at the SM's share of the DRAM bandwidth
-    return data if own is None else np.maximum(tiles * c_tile_sector_bytes(r) / own, data)
+    rate = share if own is None else np.minimum(own, share)
+    return np.ceil(last / sms) * c_tile_sector_bytes(r) / rate
 
 
 def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
