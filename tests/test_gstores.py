@@ -52,7 +52,7 @@ def test_sector_counting_on_the_recorded_small_k_shapes():
 
     with_term = errors()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(P, "c_store_ratio", lambda cfg: 1.0)
+        mp.setattr(P, "c_store_ratio", lambda cfg, scalar=False: 1.0)
         without = errors()
     assert len(with_term) == len(without) == 66
     assert np.abs(with_term).mean() < 0.9 * np.abs(without).mean()
