@@ -26,39 +26,36 @@ def _stores(cfg: KernelConfig, scalar: bool = False) -> tuple[np.ndarray, np.nda
     """(row, column) of every store of C, block-relative, shape (threads, stores per thread) in issue
     order; a float4 store is given by its first column (16-byte aligned, so within one sector), or with
     `scalar` as its four scalar stores (the edge and scalar inner bodies' store_c4), column q of it in turn."""
-    rows, cols = _stores_f4(cfg)
-    if not scalar or not _float4_stores(cfg):
+    rows, cols, width = _store_map(cfg)
+    if not scalar or width == 1:
         return rows, cols
-    q = np.arange(4)
-    return np.repeat(rows, 4, axis=1), (cols[:, :, None] + q[None, None, :]).reshape(cols.shape[0], -1)
+    q = np.arange(width)
+    return np.repeat(rows, width, axis=1), (cols[:, :, None] + q[None, None, :]).reshape(cols.shape[0], -1)
 
 
-def _float4_stores(cfg: KernelConfig) -> bool:
-    """Whether the interior path stores C as float4 (steps 6-11), so that the scalar paths store 4 x the stores."""
-    return cfg.kernel not in ("naive", "coalesced", "smem_tiled", "tiled_1d", "tiled_2d")
-
-
-def _stores_f4(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
+def _store_map(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray, int]:
+    """The interior path's (row, column) of every store of C and its width in floats (1, or 4 for the float4
+    stores of steps 6-11)."""
     k, bm, bn = cfg.kernel, cfg.bm, cfg.bn
     t = np.arange(cfg.threads)[:, None]
     if k == "naive":
-        return t % bm, t // bm
+        return t % bm, t // bm, 1
     if k in ("coalesced", "smem_tiled"):
-        return t // bn, t % bn
+        return t // bn, t % bn, 1
     if k == "tiled_1d":
         i = np.arange(cfg.tm)[None, :]
-        return (t // bn) * cfg.tm + i, np.broadcast_to(t % bn, (cfg.threads, cfg.tm))
+        return (t // bn) * cfg.tm + i, np.broadcast_to(t % bn, (cfg.threads, cfg.tm)), 1
     tm, tn = cfg.tm, cfg.tn
     trow, tcol = t // (bn // tn), t % (bn // tn)
     if k == "tiled_2d":
         i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(tn), indexing="ij"))
-        return trow * tm + i, tcol * tn + j
+        return trow * tm + i, tcol * tn + j, 1
     if cfg.spec.mapping == "tiled" and cfg.spec.smem_read_vector == 4:  # steps 6-8, 10: tile_f4.cuh a_row/b_col, float4 stores
         i, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(tm), np.arange(0, tn, 4), indexing="ij"))
         if not cfg.quadrants:
-            return trow * tm + i, tcol * tn + j
+            return trow * tm + i, tcol * tn + j, 4
         return ((i // (tm // 2)) * (bm // 2) + trow * tm // 2 + i % (tm // 2),
-                (j // (tn // 2)) * (bn // 2) + tcol * tn // 2 + j % (tn // 2))
+                (j // (tn // 2)) * (bn // 2) + tcol * tn // 2 + j % (tn // 2), 4)
     if cfg.spec.mapping == "warp_tiled":  # steps 9 and 11
         wm, wn, wni = cfg.wm, cfg.wn, cfg.wn_iter
         wmi = (wm * wn) // (32 * tm * tn * wni)
@@ -68,7 +65,7 @@ def _stores_f4(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray]:
         trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
         wi, i, wj, j = (a.ravel()[None, :] for a in np.meshgrid(np.arange(wmi), np.arange(tm), np.arange(wni),
                                                                   np.arange(0, tn, 4), indexing="ij"))
-        return wrow * wm + wi * wsubm + trow * tm + i, wcol * wn + wj * wsubn + tcol * tn + j
+        return wrow * wm + wi * wsubm + trow * tm + i, wcol * wn + wj * wsubn + tcol * tn + j, 4
     raise ValueError(f"no C store map for kernel {k}")
 
 

@@ -101,7 +101,7 @@ class ResourceStage:
     lds_per_step: np.ndarray
     wavefronts_per_lds: np.ndarray
     ldg_returns: np.ndarray  # data-stage wavefronts a warp's global loads of a k-tile take beyond their width (ldg_returns)
-    c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores; blocks_store_stage: all blocks')
+    c_store_ratio: np.ndarray  # sector bytes the C stores move per byte of C (model.gstores; after edge_stage, all blocks')
     splits: np.ndarray  # slices of K asked for (split_k; 1 for the others)
     # the smem-less kernels' warp loads per k step (l1_lines_stage; NaN for the others): distinct 128-byte
     # lines (A's rows and the B line) and the most words of A in one bank (+1 for the B line)
