@@ -2,7 +2,7 @@
 shape of the corpus outside the hold-out, predicted with a calibration, beside a previous bench run's
 measured pick and cuBLAS for the same shape. No GPU needed (the local nvcc or the compiler wheels).
 
-    python benchmarks/bench_predictions.py --calibration CAL --previous RUN > FILE
+    python benchmarks/bench_predictions.py --calibration CAL --previous RUN [--shapes CLASS] > FILE
 """
 import argparse
 import json
@@ -18,11 +18,11 @@ from perfmodel.model.predict import Problem  # noqa: E402
 from perfmodel.shapes import select  # noqa: E402
 
 
-def main(device: str, cal: str, previous: Path) -> None:
+def main(device: str, cal: str, previous: Path, which: str = "all") -> None:
     fig = Figures.load(device, cal)
     prev = {r["shape"]: r for r in json.loads((previous / "bench.json").read_text())["shapes"]}
-    shapes = select("all", holdout=False)
-    print(f"# perfmodel choose on {device} with {cal}, every corpus shape outside the hold-out; previous = "
+    shapes = select(which, holdout=False)
+    print(f"# perfmodel choose on {device} with {cal}, the corpus shapes ({which}) outside the hold-out; previous = "
           f"{previous.name} (its pick measured, cuBLAS)")
     print(f"{'shape':26} {'pick':90} {'predicted':>9} | {'previous pick':>13} {'cuBLAS':>7} | predicted / cuBLAS")
     ratios = []
@@ -42,5 +42,6 @@ if __name__ == "__main__":
     ap.add_argument("--device", default="h200")
     ap.add_argument("--calibration", required=True)
     ap.add_argument("--previous", type=Path, required=True, help="a bench run folder (its bench.json)")
+    ap.add_argument("--shapes", default="all", help="one class of the corpus, or all (default)")
     a = ap.parse_args()
-    main(a.device, a.calibration, a.previous)
+    main(a.device, a.calibration, a.previous, a.shapes)

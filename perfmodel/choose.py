@@ -14,7 +14,7 @@ from .model import terms as T
 from .model import uncertainty as U
 from .model.figures import Figures
 from .model.predict import PredictionBatch, Problem
-from .sweep import rank
+from .sweep import SASS_TOP, rank
 
 OVERLAP = U.OVERLAP
 
@@ -90,7 +90,7 @@ def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int,
     return f"{below}: {pf_r / pf_p:.2f}x the pick's k-tile cycles per flop, bound by {b_r} (the pick by {b_p}), {blocks}"
 
 
-def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = 20,
+def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = SASS_TOP,
            progress: Optional[Callable[[int, int], None]] = None):
     """The model's pick over the whole catalogue: (Choice, the sweep.Ranking it came from)."""
     rk = rank(fig, problem, kernel_ids(), sass_top, progress)

@@ -16,6 +16,7 @@ from .commands import accuracy, choose, devices, measure, predict, report, sweep
 from .catalogue import B_PAD_DEFAULT, B_PAD_MAX, CHOICES, SPLITS_MAX, STAGES, ladder_help
 from .errors import UserError
 from .shapes import CLASSES as SHAPE_CLASSES
+from .sweep import SASS_TOP
 
 EXIT_USAGE = 2
 EXIT_BUG = 1
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="device figures without --calibration: auto = the SM generation's measured figures where "
                          "there are (devices/generations), else the datasheet (default); datasheet = datasheets and published "
                          "microbenchmarks only, no figure this project measured on any GPU")
-    s.add_argument("--sass", type=count_int, default=20, metavar="N",
+    s.add_argument("--sass", type=count_int, default=SASS_TOP, metavar="N",
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop; with the design choices also its top N with each kernel's own "
                         "choices, each kernel's top 3, and then the own-choice top N of the kernels that lead "
@@ -274,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--force-calibration", action="store_true", help="use a calibration of another compute capability")
     ch.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
                     help="device figures without --calibration (as predict's --figures)")
-    ch.add_argument("--sass", type=count_int, default=20, metavar="N",
+    ch.add_argument("--sass", type=count_int, default=SASS_TOP, metavar="N",
                     help="re-predict the top N from their binaries, as sweep does (default 20; 0: closed form only)")
 
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")

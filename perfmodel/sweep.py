@@ -221,7 +221,10 @@ def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g:
     return np.array([1.0 if (i in refined and not everywhere) else factor.get(c.kernel, 1.0) for i, c in enumerate(configs)])
 
 
-def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = 20,
+SASS_TOP = 20  # the closed form's top configurations rank re-predicts from their binaries (sweep, choose, bench)
+
+
+def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = SASS_TOP,
          progress: Optional[Callable[[int, int], None]] = None, choices: bool = True) -> Ranking:
     """Enumerate (cached; with `choices` every design choice too, less those that cannot pay at this
     problem: catalogue.idle_choice), predict all in one batch, re-predict the top `sass_top` from their binaries."""

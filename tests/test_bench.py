@@ -53,3 +53,36 @@ def test_bench_refuses_to_change_a_resumed_plan(capsys):
     assert main(["bench", "--resume", str(RUN), "--shapes", "square"]) == 2
     err = capsys.readouterr().err
     assert "--shapes cannot change it" in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_ranks_its_shapes_as_choose_does(monkeypatch, tmp_path):
+    """bench measures `perfmodel choose`'s pick, so it ranks each shape with choose's re-prediction of the
+    top from their binaries (sweep.SASS_TOP), not the shape runs' shorter one: with the top 10 only, two H200
+    bench picks at 5120^3 and 512 x 512 x 32,768 were bk = 16 tiles that choose ranks below bk = 8."""
+    from perfmodel.measure import validate
+    from perfmodel.measure.records import Plan, PlanDraft
+    from perfmodel.sweep import SASS_TOP
+
+    run = RUN.parent / "20261129-160257-h200-bench-all"
+    plan = Plan.model_validate_json((run / "plan.json").read_text())
+    names = [s.name for s in select("all", False)]
+    draft = PlanDraft(**{**plan.model_dump(), "holdout": False, "sample": 0, "planned": names[:-1],
+                         "points": [p for p in plan.points if p.shape != names[-1]]})
+    seen = []
+
+    class Ranked(Exception):
+        pass
+
+    def fake_rank(fig, problem, *a, sass_top=None, **k):
+        seen.append(sass_top)
+        raise Ranked
+
+    monkeypatch.setattr(validate, "rank", fake_rank)
+    monkeypatch.setattr(validate.peer, "available", lambda: None)
+    with pytest.raises(Ranked):
+        validate._plan_shapes(tmp_path, run_figures(run), draft)
+    assert seen == [SASS_TOP] and SASS_TOP == 20
+    seen.clear()
+    with pytest.raises(Ranked):  # a shape run keeps its own: the top 10 (SHAPE_SASS)
+        validate.shape_plan(run_figures(run), select("all", False)[:1], tune_top=None)
+    assert seen == [validate.SHAPE_SASS]
