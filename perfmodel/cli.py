@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile the closed form's top N (local nvcc, cached) and re-rank them with the compiler's registers "
                         "and the simulated k-tile loop; with the design choices also its top N with each kernel's own "
                         "choices, each kernel's top 3, and then the own-choice top N of the kernels that lead "
-                        "(default 20; 0: closed form only)")
+                        f"(default {SASS_TOP}; 0: closed form only)")
 
     ch = sub.add_parser("choose", help="the model's pick over every kernel of the catalogue, its runner-ups and why they lose")
     ch.add_argument("--device", required=True, help="shipped device name or path to a device .toml")
@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--figures", choices=["auto", "datasheet"], default="auto",
                     help="device figures without --calibration (as predict's --figures)")
     ch.add_argument("--sass", type=count_int, default=SASS_TOP, metavar="N",
-                    help="re-predict the top N from their binaries, as sweep does (default 20; 0: closed form only)")
+                    help=f"re-predict the top N from their binaries, as sweep does (default {SASS_TOP}; 0: closed form only)")
 
     r = sub.add_parser("roofline", help="draw the device's hierarchical roofline with predicted kernels")
     r.add_argument("--device", required=True)

@@ -22,8 +22,7 @@ from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
 from ..shapes import select
-from ..sweep import SASS_TOP
-from ..sweep import rank
+from ..sweep import SASS_TOP, rank
 from ..errors import UserError
 from . import fleet, peer
 from .calibrate import measured_toml, run_microbenchmarks
@@ -277,7 +276,7 @@ def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None =
     configurations at random (seeded by the seed and the shape's name). Deterministic for one model and figures. With tune_top
     K (`sweep --measure K --shapes`): cuBLAS, the model's top K (the top max(K, SHAPE_SASS) re-predicted
     from their binaries) and `sample` others at random, no ladder. sass_top: how many of the ranking's top to
-    re-predict from their binaries instead (bench: choose.SASS_TOP, so that its pick is `perfmodel choose`'s)."""
+    re-predict from their binaries instead (bench: sweep.SASS_TOP, so that its pick is `perfmodel choose`'s)."""
     pts = []
     n_top = SHAPE_TOP if tune_top is None else tune_top
     n_random = sample
@@ -286,7 +285,7 @@ def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None =
         pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
         ladder = [KernelConfig.make(k) for k in ladder_on(fig.device.compute_capability)] if tune_top is None else []
         pts += [PlannedPoint(group="ladder", kernel=c.kernel, config=c.params(), **dims) for c in ladder]
-        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=sass_top or max(SHAPE_SASS, n_top))
+        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=sass_top if sass_top is not None else max(SHAPE_SASS, n_top))
         chosen = {c.label() for c in ladder}
         top = []
         for i in rk.order:
