@@ -110,7 +110,9 @@ def render(p: Prediction) -> str:
                     else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
     if p.lone_block_store_us > 0:
-        L.append(f"  and every earlier wave's {p.lone_block_store_us:.2f} us in all: one block per SM, nothing else runs while it stores")
+        why = ("one block per SM, nothing else runs while it stores" if p.occupancy.blocks_per_sm == 1 else
+               f"each lane its own sector, the {p.occupancy.blocks_per_sm} blocks of an SM store one after the other")
+        L.append(f"  and every earlier wave's {p.lone_block_store_us:.2f} us in all: {why}")
     if p.k_slices > 1:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "

@@ -668,30 +668,42 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     return np.ceil(last / sms) * c_tile_sector_bytes(r) / rate
 
 
+SCATTERED_STORE_RATIO = 8.0  # sector bytes per byte of C where every lane of a warp's store writes its own sector
+
+
 def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
-    """The C stores of every wave but the last where each SM holds one block: nothing else runs on the SM
-    while its lone block writes C, and the next block starts only when this one has left.
+    """The C stores of every wave but the last that no other block on the SM hides: each SM's lone
+    block's, and, where every lane of a warp's store writes a sector of its own, every resident block's.
 
     A warp leaves after its stores are accepted and done (Nsight Compute's `drain` stall, [ncu-guide]: a warp waits after
     EXIT for its memory instructions to complete before its resources are freed; `lg_throttle`: it waits to
-    issue while the SM's queue of global memory instructions is full). With two or more resident blocks
-    the others compute while one stores, and the L2 and DRAM terms carry the bytes; with one, each wave
-    adds the block's store burst on its SM: its C tile's sector bytes (model.gstores) at the SM's own store
-    rate (memory.store_bytes_per_clock_per_sm, measured for the generation), the same burst that
-    last_wave_store_cycles charges the last wave (which adds the DRAM share when every SM stores at
-    once). Without a measured store rate (other generations, datasheet figures) nothing is added, as there.
+    issue while the SM's queue of global memory instructions is full). With one block per SM nothing else
+    runs while it stores, and the next block starts only when it has left: each wave adds the block's store
+    burst on its SM, its C tile's sector bytes (model.gstores) at the SM's own store rate
+    (memory.store_bytes_per_clock_per_sm, measured for the generation), the same burst that
+    last_wave_store_cycles charges the last wave (which adds the DRAM share when every SM stores at once).
+    With two or more resident blocks a second block's stores drain beside the first's where they fill
+    sectors (whole, or two or four lanes a sector): the others compute meanwhile and the L2 and DRAM terms
+    carry the bytes. Where every lane writes its own sector (SCATTERED_STORE_RATIO: a warp's scalar store
+    touches 32 sectors; tiled_2d with tn >= 8, naive) they do not: the SM's store path takes the blocks'
+    bursts one after the other, and each wave adds every resident block's. Without a measured store rate
+    (other generations, datasheet figures) nothing is added, as there.
 
     Measured on the H100 (docs/model.md, "C stores: sectors, and the last wave's store phase"): tiled_2d's default (one block of
     8 warps per SM; 8 sectors per 4 bytes of C) at 8192 x 8192 x 64 / 128 and 4096 x 8192 x 256 stalls
-    its warps 18-23 k cycles per block on lg_throttle and drain under ncu, where this burst is 18.2 k; a
-    kernel that only waits and then stores (benchmarks/store_burst.py) exposes 2.5 k cycles per wave for a
-    64 KiB tile of whole sectors, 6.9-7.0 k with twice the sectors and 30-38 k with eight times. Charging
-    every wave's burst with two or more blocks per SM as well was tried: the small-K shape class went from
-    +4.3 to -12.1 % bias."""
+    its warps 18-23 k cycles per block on lg_throttle and drain under ncu, where this burst is 18.2 k. A
+    kernel that only waits and then stores a 64 KiB tile (benchmarks/store_burst.py, 16 waves) exposes per
+    wave, with one block per SM and with two: whole sectors 2.5 k and 2.8 k, two lanes a sector 6.9-7.0 k and
+    7.3-11.2 k, a sector a lane 30.5-38.2 k and 53.0-81.7 k (results/archive/store-burst-20261126-h100-sxm.json);
+    on the H200 whole sectors 2.4 k / 2.9 k, four lanes a sector 12.0 k / 13.5 k, a sector a lane 29.8 k /
+    63.2 k (results/archive/store-burst-20261129-h200.txt): only a lane's own sectors add a second block's
+    burst. Charging one block's burst with two or more blocks per SM whatever the stores was tried: the
+    small-K shape class went from +4.3 to -12.1 % bias."""
     own = device.memory.store_bytes_per_clock_per_sm
     if own is None:
         return np.zeros(len(r.bm))
-    return np.where(w.resident == 1, np.maximum(w.n_waves - 1, 0) * c_tile_sector_bytes(r) / own, 0.0)
+    exposed = np.where(w.resident == 1, 1.0, np.where(r.c_store_ratio >= SCATTERED_STORE_RATIO, w.resident, 0.0))
+    return np.maximum(w.n_waves - 1, 0) * exposed * c_tile_sector_bytes(r) / own
 
 
 def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
