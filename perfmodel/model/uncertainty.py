@@ -461,7 +461,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         full_waves, tail = bt.waves.full_waves[idx], bt.waves.tail[idx]
 
     loops = T.tile_loop_cycles(bt.traffic.ktiles[idx], _W, cycles(bt.compute.tile_args_full), cycles(bt.compute.tile_args_tail))
-    total = loops + bt.prologue_cycles[idx] * lm * ck + bt.edge_cycles[idx] + (bt.store_cycles[idx] + bt.lone_store_cycles[idx]) * ck / rd
+    # summed in predict_batch's order, so that draws at the figures give its time to the last bit
+    total = loops + bt.prologue_cycles[idx] * lm * ck + bt.edge_cycles[idx] + bt.store_cycles[idx] * ck / rd + bt.lone_store_cycles[idx] * ck / rd
     hz = bt.clock_MHz[idx] * 1e6 * ck
     return (total / hz + bt.launch_s * la + bt.reduce_s[idx]) * np.exp(resid)  # resid = ln(predicted / measured GFLOPS) = ln(measured / predicted time)
 
