@@ -12,6 +12,11 @@ reached the most it keeps in flight (or its pipe's rate).
 
     python3 benchmarks/load_inflight.py OUT.json [--warps 4,8,16,32] [--unroll 1,2,4,8,16,32] [--levels l2,l1miss,l1,dram]
     python3 benchmarks/load_inflight.py --table OUT.json      (CPU) the table again from a recorded file
+    python3 benchmarks/load_inflight.py --dram-ratio CALIBRATION.toml OUT.json ...
+        (CPU) the DRAM wait against the lines in flight per SM as a multiple of the calibration's pointer chase
+        (latency.dram_latency_ratio_by_lines_in_flight of a generation file): per count of lines the median
+        cycles a pass over every recorded DRAM run with that many lines a SM and at most MAX_UNROLL_RATIO loads
+        a warp, up to MAX_LINES_RATIO lines (beyond, the DRAM bandwidth bounds the wait: the model's dram term)
 """
 import argparse
 import json
@@ -101,6 +106,32 @@ def table(path: str) -> int:
     return 0
 
 
+MAX_UNROLL_RATIO = 16  # 32 loads a warp run slower at every stride and warp count, not explained (docs/measurement.md)
+MAX_LINES_RATIO = 128  # from 256 lines a SM the requests stop at the DRAM's stream rate
+
+
+def dram_ratio(calibration: str, paths: list[str]) -> dict[str, float]:
+    """{lines in flight a SM: median cycles a pass / the calibration's DRAM pointer chase}, "1" = 1.0 (the
+    pointer chase itself: one line in flight)."""
+    import tomllib
+    with open(calibration, "rb") as f:
+        chase = float(tomllib.load(f)["measured"]["dram_latency_cycles"])
+    by: dict[int, list[float]] = {}
+    for path in paths:
+        d = read_record(path)
+        for r in d["runs"]:
+            n = r["warps"] * r["unroll"]
+            if r["level"] != "dram" or r["unroll"] > MAX_UNROLL_RATIO or n > MAX_LINES_RATIO:
+                continue
+            s = summarise(np.asarray(r["records"], dtype=np.int64), r["warps"], r["unroll"], d["passes"])
+            by.setdefault(n, []).append(s["cycles_per_pass"])
+    if not by:
+        raise ValueError("error: no DRAM runs in " + ", ".join(paths))
+    out = {"1": 1.0}
+    out.update({str(n): round(float(np.median(v)) / chase, 3) for n, v in sorted(by.items())})
+    return out
+
+
 def _ints(text: str, allowed, what: str) -> list[int]:
     try:
         vals = [int(x) for x in text.split(",")]
@@ -114,6 +145,14 @@ def _ints(text: str, allowed, what: str) -> list[int]:
 def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
         return table(sys.argv[2])
+    if len(sys.argv) >= 4 and sys.argv[1] == "--dram-ratio":
+        try:
+            ratio = dram_ratio(sys.argv[2], sys.argv[3:])
+        except (OSError, KeyError, ValueError) as e:
+            print(f"error: {e}" if not str(e).startswith("error") else e, file=sys.stderr)
+            return 2
+        print("dram_latency_ratio_by_lines_in_flight = { " + ", ".join(f'"{k}" = {v}' for k, v in ratio.items()) + " }")
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("--warps", default="4,8,16,32", help="warps a block (4-32, multiples of 4)")

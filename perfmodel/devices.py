@@ -111,12 +111,22 @@ class Latency(_Strict):
     # thread's chain of one load a slice. None where nobody measured it (the second launch and one load
     # latency stand for it)
     reduction_floor_us_by_slices: Optional[dict[str, PositiveFloat]] = None
+    # how long a line that streams from DRAM takes against the lines each SM has in flight, as a multiple
+    # of dram_latency_cycles (a pointer chase: one line in flight in the whole GPU), by DRAM lines in flight
+    # per SM (model.terms.loaded_dram_latency). None where nobody measured it (the pointer chase stands).
+    dram_latency_ratio_by_lines_in_flight: Optional[dict[str, PositiveFloat]] = None
 
     @model_validator(mode="after")
     def _slices(self) -> "Latency":
         for k in self.reduction_floor_us_by_slices or {}:
             if not k.isdigit() or int(k) < 2:
                 raise ValueError(f"latency.reduction_floor_us_by_slices: key {k!r} is not a slice count of 2 or more")
+        table = self.dram_latency_ratio_by_lines_in_flight or {}
+        for k in table:
+            if not k.isdigit() or int(k) < 1:
+                raise ValueError(f"latency.dram_latency_ratio_by_lines_in_flight: key {k!r} is not a count of lines of 1 or more")
+        if table and "1" not in table:
+            raise ValueError("latency.dram_latency_ratio_by_lines_in_flight: needs the key \"1\" (one line in flight)")
         return self
 
 
@@ -253,7 +263,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # measured by this project on any GPU, only datasheets and published microbenchmarks
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
-                 "latency.reduction_floor_us_by_slices")
+                 "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

@@ -189,8 +189,15 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     segment = np.maximum(T.FLOAT * r.bk, T.SECTOR_BYTES)  # the bytes of each A row a k-tile reads, at least a sector
     rate = T.dram_walk_rate(a_share, segment, mem.dram_row_segment_efficiency)
     tiles_total = np.maximum(blocks * ktiles, 1)
-    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), lat.l2_latency_cycles, lat.dram_latency_cycles)
-    L_mem = T.one_wave_latency(L_mem, lat.dram_latency_cycles, blocks, np.maximum(o.blocks_per_sm, 1) * device.compute.sm_count)
+    sms = device.compute.sm_count
+    resident = np.minimum(np.maximum(o.blocks_per_sm, 1), np.ceil(blocks / sms))  # blocks an SM runs at once
+    L_load = T.loaded_dram_latency(lat.dram_latency_cycles, resident * (drb / tiles_total) / T.WAVEFRONT_BYTES,
+                                   lat.dram_latency_ratio_by_lines_in_flight)
+    # A's k-tile walk (short segments of many rows, as the measurement's warps each walk a region of their own)
+    # waits the loaded latency; B's (neighbouring blocks reading neighbouring segments of the same rows) streams
+    L_dram = lat.dram_latency_cycles + a_share * (L_load - lat.dram_latency_cycles)
+    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), lat.l2_latency_cycles, L_dram)
+    L_mem = T.one_wave_latency(L_mem, L_dram, blocks, np.maximum(o.blocks_per_sm, 1) * sms)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,

@@ -130,6 +130,31 @@ def one_wave_latency(mem_lat, dram_lat, blocks, blocks_per_wave):
     return np.where(one_wave(blocks, blocks_per_wave), dram_lat, mem_lat)
 
 
+def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
+    """The DRAM latency of a load phase that has `lines_per_sm` DRAM lines in flight on every SM.
+
+    dram_latency_cycles is a pointer chase: one line in flight in the whole GPU. A tile loop's k-tile
+    asks for its DRAM lines at once on every SM, and the wait for them grows with how many are in flight
+    long before the DRAM's bandwidth is used up: on the H200 a line takes 1.16 times the pointer chase with
+    4 lines a SM, 1.38 with 16, 1.60 with 64 and 1.94 with 128, at a fifth to two thirds of the stream rate
+    (benchmarks/load_inflight.py --levels dram; latency.dram_latency_ratio_by_lines_in_flight of the
+    device file, docs/model.md "The DRAM wait against the lines in flight"). The ratio is interpolated
+    linearly in log2(lines) between the measured counts, 1 at one line and below, the last measured ratio
+    beyond the last count (there the DRAM bandwidth bounds the phase: the dram term).
+    lines_per_sm: the resident blocks' DRAM bytes of one k-tile / 128 (predict.traffic, which gives the loaded
+    latency to A's share of the DRAM bytes, terms.dram_a_share: A's k-tile walk reads short segments of many
+    rows, each block its own, as the measurement's warps each walk a region of their own; B's walk, neighbouring
+    blocks reading neighbouring segments of the same rows, is a stream, and keeps the pointer chase).
+    ratio_by_lines: {"lines": ratio}; None: not measured on the device, the pointer chase stands."""
+    if not ratio_by_lines:
+        return np.asarray(dram_lat, float)
+    pts = sorted((int(k), float(v)) for k, v in ratio_by_lines.items())
+    xs = np.log2([n for n, _ in pts])
+    ys = [v for _, v in pts]
+    x = np.log2(np.maximum(np.asarray(lines_per_sm, float), 1.0))
+    return np.asarray(dram_lat, float) * np.interp(x, xs, ys)
+
+
 def one_wave(blocks, blocks_per_wave):
     """Whether every block of the grid runs at once (the rule of one_wave_latency)."""
     return np.asarray(blocks) <= np.asarray(blocks_per_wave)
