@@ -93,6 +93,10 @@ def render(p: Prediction) -> str:
                 f"(every SM's lone block loads at once, at the SM's share of the L2 bandwidth)")
     which = ("DRAM's: all blocks run in one wave, so every k-tile is a first touch" if one_wave(w.blocks, w.blocks_per_wave)
              else "L2 and DRAM mixed by the loads' hit rate")
+    chase = next((row.latency_cycles for row in p.littles_law if row.level == "dram"), 0.0)  # the pointer chase
+    if chase and p.dram_latency_cycles > chase + 0.5:
+        which += (f"; DRAM's {p.dram_latency_cycles:,.0f} cycles: the pointer chase's {chase:,.0f}, A's share of the DRAM reads "
+                  f"waiting as with {p.dram_lines_in_flight:,.0f} lines in flight a SM")
     glob = f"global latency ({which})"
     L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
              f"store and barrier)" if p.scheduled_compute_cycles is None else

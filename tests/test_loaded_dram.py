@@ -73,3 +73,15 @@ def test_the_skinny_n_run_of_the_h200():
     assert without.mean() > 4.0
     assert np.abs(with_term).mean() < np.abs(without).mean() - 1.0
     assert abs(with_term.mean()) < 3.0
+
+
+def test_predict_says_what_the_dram_latency_is_loaded_by():
+    from perfmodel.explain import render
+
+    cfg = KernelConfig.make("tiled_1d", bm=16, bn=16, bk=64, tm=4)
+    p = predict(load_device("h200"), cfg, 4096, 16, 4096, registers=128)
+    assert p.dram_lines_in_flight == pytest.approx(64.5)  # two blocks a SM, each 16 rows of 256 bytes of A and B's 4 KB shared
+    assert 657 * 1.59 < p.dram_latency_cycles < 657 * 1.61  # 1.60 at 64 lines, for A's 99 % of the DRAM bytes
+    assert "the pointer chase's 657, A's share of the DRAM reads waiting as with 64 lines in flight a SM" in render(p)
+    q = predict(load_device("h100-sxm"), cfg, 4096, 16, 4096, registers=128)
+    assert q.dram_latency_cycles == pytest.approx(q.littles_law[-1].latency_cycles) and "waiting as with" not in render(q)

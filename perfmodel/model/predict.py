@@ -168,6 +168,8 @@ class TrafficStage:
     slices: np.ndarray  # the grid's slices of K (catalogue.split_slices; 1 but for split_k)
     dram_rate: np.ndarray  # the share of the DRAM stream rate its reads get (terms.dram_walk_rate; 1: the stream's)
     dram_segment_bytes: np.ndarray  # the bytes of each A row one k-tile reads (bk x 4, at least a sector)
+    dram_latency: np.ndarray  # the DRAM latency the mix takes (cycles): the pointer chase, loaded for A's share (terms.loaded_dram_latency)
+    dram_lines_in_flight: np.ndarray  # the resident blocks' DRAM lines of one k-tile per SM, that loading's key
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -191,8 +193,8 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     tiles_total = np.maximum(blocks * ktiles, 1)
     sms = device.compute.sm_count
     resident = np.minimum(np.maximum(o.blocks_per_sm, 1), np.ceil(blocks / sms))  # blocks an SM runs at once
-    L_load = T.loaded_dram_latency(lat.dram_latency_cycles, resident * (drb / tiles_total) / T.WAVEFRONT_BYTES,
-                                   lat.dram_latency_ratio_by_lines_in_flight)
+    lines = resident * (drb / tiles_total) / T.WAVEFRONT_BYTES
+    L_load = T.loaded_dram_latency(lat.dram_latency_cycles, lines, lat.dram_latency_ratio_by_lines_in_flight)
     # A's k-tile walk (short segments of many rows, as the measurement's warps each walk a region of their own)
     # waits the loaded latency; B's (neighbouring blocks reading neighbouring segments of the same rows) streams
     L_dram = lat.dram_latency_cycles + a_share * (L_load - lat.dram_latency_cycles)
@@ -202,7 +204,8 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
                         slices=slices, dram_rate=np.broadcast_to(rate, np.shape(drb)),
-                        dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)))
+                        dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
+                        dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)))
 
 
 @dataclass(frozen=True)
@@ -1109,6 +1112,8 @@ class Prediction(_M):
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
     dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
+    dram_latency_cycles: float = 0.0  # the DRAM latency its loads' mix takes: the pointer chase, loaded for A's share (TrafficStage.dram_latency)
+    dram_lines_in_flight: float = 0.0  # the resident blocks' DRAM lines of one k-tile per SM (the loading's key)
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     reduction_fixed_us: float = 0.0  # of which its fixed part (reduction_parts)
     reduction_fixed_measured: bool = False  # that part is the generation's measured floor (else the second launch and a latency)
@@ -1248,6 +1253,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
+        dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
