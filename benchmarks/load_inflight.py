@@ -14,7 +14,7 @@ reached the most it keeps in flight (or its pipe's rate).
     python3 benchmarks/load_inflight.py --table OUT.json      (CPU) the table again from a recorded file
     python3 benchmarks/load_inflight.py --dram-ratio CALIBRATION.toml OUT.json ...
         (CPU) the DRAM wait against the lines in flight per SM as a multiple of the calibration's pointer chase
-        (latency.dram_latency_ratio_by_lines_in_flight of a generation file): per count of lines the median
+        (latency.dram_latency_ratio_by_lines_in_flight of a device file): per count of lines the median
         cycles a pass over every recorded DRAM run with that many lines a SM and at most MAX_UNROLL_RATIO loads
         a warp, up to MAX_LINES_RATIO lines (beyond, the DRAM bandwidth bounds the wait: the model's dram term)
 """

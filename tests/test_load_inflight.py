@@ -87,3 +87,21 @@ def test_bad_dram_stride_exits_2(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["load_inflight.py", "/tmp/never.json", "--levels", "hbm"])
     assert load_inflight.main() == 2
     assert "--levels takes" in capsys.readouterr().err
+
+
+def test_the_h200_device_files_dram_wait_comes_from_the_records(capsys, monkeypatch):
+    """devices/h200.toml's latency.dram_latency_ratio_by_lines_in_flight is what `load_inflight.py --dram-ratio`
+    gives from the three recorded DRAM runs and that day's calibration; a missing file is one line, exit 2."""
+    from perfmodel import load_device
+
+    files = sorted(str(p) for p in (ROOT / "results" / "archive").glob("load-inflight-dram-stride*-20261129-h200.json.xz"))
+    assert len(files) == 3
+    cal = str(ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration.toml")
+    got = load_inflight.dram_ratio(cal, files)
+    assert got == load_device("h200").latency.dram_latency_ratio_by_lines_in_flight
+    assert list(got) == ["1", "4", "8", "16", "32", "64", "128"] and got["1"] == 1.0
+    assert all(a < b for a, b in zip(list(got.values()), list(got.values())[1:]))  # the wait grows with the lines
+    monkeypatch.setattr(sys, "argv", ["load_inflight.py", "--dram-ratio", cal, str(ROOT / "no-such-file.json")])
+    assert load_inflight.main() == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1
