@@ -64,6 +64,13 @@ def dram_a_share(M, N, K, bm, bn, concurrent_blocks, l2_bytes):
     return np.clip(a_part / np.maximum(total, 1.0), 0.0, 1.0)
 
 
+def interp_log2(table, x):
+    """A measured table {count: value} read at x: linear in log2 of the count between its entries, held at its
+    ends; x below 1 reads as 1 (the device files' tables are keyed by segment bytes or lines in flight)."""
+    pts = sorted((float(k), float(v)) for k, v in table.items())
+    return np.interp(np.log2(np.maximum(np.asarray(x, float), 1.0)), [np.log2(k) for k, _ in pts], [v for _, v in pts])
+
+
 def dram_walk_rate(a_share, segment_bytes, efficiency):
     """The share of the DRAM stream rate a kernel's DRAM reads get, where A's come as a k-tile walk.
 
@@ -80,8 +87,7 @@ def dram_walk_rate(a_share, segment_bytes, efficiency):
     kernels without tiles read A a sector at a time through the L1)."""
     if not efficiency:
         return np.ones(np.broadcast(a_share, segment_bytes).shape)
-    pts = sorted((float(k), float(v)) for k, v in efficiency.items())
-    e = np.interp(np.log2(np.maximum(np.asarray(segment_bytes, float), 1.0)), [np.log2(b) for b, _ in pts], [v for _, v in pts])
+    e = interp_log2(efficiency, segment_bytes)
     a = np.asarray(a_share, float)
     return 1.0 / (a / e + (1.0 - a))
 
@@ -148,11 +154,7 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
     ratio_by_lines: {"lines": ratio}; None: not measured on the device, the pointer chase stands."""
     if not ratio_by_lines:
         return np.asarray(dram_lat, float)
-    pts = sorted((int(k), float(v)) for k, v in ratio_by_lines.items())
-    xs = np.log2([n for n, _ in pts])
-    ys = [v for _, v in pts]
-    x = np.log2(np.maximum(np.asarray(lines_per_sm, float), 1.0))
-    return np.asarray(dram_lat, float) * np.interp(x, xs, ys)
+    return np.asarray(dram_lat, float) * interp_log2(ratio_by_lines, lines_per_sm)
 
 
 def one_wave(blocks, blocks_per_wave):
