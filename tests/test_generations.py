@@ -105,4 +105,6 @@ def test_datasheet_figures_hold_no_figure_measured_here():
         assert having, dotted
     # the compute section differs only by its figure measured here (the fetch points between calibrate's sizes)
     here = {d.split(".")[1]: None for d in MEASURED_HERE if d.startswith("compute.")}
-    assert here and ds.compute == gen.compute.model_copy(update=here) and ds.limits == gen.limits
+    for dev in ("h100-sxm", "h200"):
+        gen, ds = Figures.load(dev).effective, Figures.load(dev, figures="datasheet").effective
+        assert here and ds.compute == gen.compute.model_copy(update=here) and ds.limits == gen.limits, dev
