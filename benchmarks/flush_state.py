@@ -7,11 +7,13 @@ evicts. A kernel that brings lines into the L2 (reads that miss, its own stores)
 DRAM writes that are not its own. This times each case twice, each time as validate times it (one
 event pair around the launches, L2 flushed before each repetition): after the usual memset flush
 ("dirty"), and after the memset followed by a kernel that reads the whole flush buffer ("clean": the
-dirty lines are written back before the timed launch, and the L2 holds clean lines). cuBLAS at the same
-shapes is timed the same two ways. Every case is verified.
+dirty lines are written back before the timed launch, and the L2 holds clean lines). With --warm also a
+third way, "warm": no flush at all, so a problem that fits the L2 finds its A and B there from the previous
+repetition and every k-tile's loads hit the L2 (what the one-wave problems' DRAM latency costs them:
+docs/model.md "One wave"). cuBLAS at the same shapes is timed the same ways. Every case is verified.
 
     PYTHONPATH=. python3 benchmarks/flush_state.py                      the default cases
-    PYTHONPATH=. python3 benchmarks/flush_state.py --case M,N,K:kernel:key=value,... [--case ...]"""
+    PYTHONPATH=. python3 benchmarks/flush_state.py --case M,N,K:kernel:key=value,... [--case ...] [--warm]"""
 from __future__ import annotations
 
 import argparse
@@ -58,7 +60,7 @@ def _case(text: str):
     return M, N, K, cfg
 
 
-def main(cases) -> int:
+def main(cases, warm=False) -> int:
     from perfmodel.measure.gpu import Gpu, Problem
     from perfmodel.measure.timing import bench_us
 
@@ -78,25 +80,30 @@ def main(cases) -> int:
     def bench(fn, flush):
         return bench_us(fn, flush, gpu.event, gpu.sync, 25.0, 100.0)
 
-    res = dict(device=gpu.name, flush_bytes=4 * gpu._flush_words, cases=[])
+    res = dict(device=gpu.name, flush_bytes=4 * gpu._flush_words, warm=bool(warm), cases=[])
     for i, (M, N, K, cfg) in enumerate(cases):
         prob = Problem(gpu, M, N, K)
         run, ok, how = prob.launch_verified(cfg)
         cub = gpu.cublas_launcher(prob.A, prob.B, prob.C, M, N, K)
         row = dict(kernel=cfg.kernel, params=cfg.params(), config=cfg.label(), M=M, N=N, K=K, verified=bool(ok), verification=how)
-        for name, fl in (("dirty", gpu.flush), ("clean", clean)):
+        states = (("dirty", gpu.flush), ("clean", clean)) + ((("warm", lambda: None),) if warm else ())
+        for name, fl in states:
             row[name] = bench(run, fl)
             row["cublas_" + name] = bench(cub, fl)
         res["cases"].append(row)
         print(f"  {i + 1}/{len(cases)} {cfg.label()} {M}x{N}x{K}: {'ok' if ok else 'WRONG'}", flush=True)
         del prob
     (out / "flush_state.json").write_text(json.dumps(res, indent=1))
-    print(f"{gpu.name}: median us after the memset flush (dirty L2) and after memset + read (clean L2)")
-    print(f"  {'configuration':70} {'shape':>16} {'dirty':>9} {'clean':>9} {'ratio':>6}   cuBLAS {'dirty':>8} {'clean':>8} {'ratio':>6}")
+    print(f"{gpu.name}: median us after the memset flush (dirty L2) and after memset + read (clean L2)"
+          + (", and with no flush (warm L2; ratio: dirty / warm)" if warm else ""))
+    print(f"  {'configuration':70} {'shape':>16} {'dirty':>9} {'clean':>9} {'ratio':>6}" + (f" {'warm':>9} {'ratio':>6}" if warm else "")
+          + f"   cuBLAS {'dirty':>8} {'clean':>8} {'ratio':>6}" + (f" {'warm':>8} {'ratio':>6}" if warm else ""))
     for r in res["cases"]:
         d, c, cd, cc = (r[k]["median_us"] for k in ("dirty", "clean", "cublas_dirty", "cublas_clean"))
-        print(f"  {r['config']:70} {str(r['M']) + 'x' + str(r['N']) + 'x' + str(r['K']):>16} {d:9.1f} {c:9.1f} {d / c:6.3f}"
-              f"          {cd:8.1f} {cc:8.1f} {cd / cc:6.3f} {'' if r['verified'] else 'WRONG'}")
+        ww = f" {r['warm']['median_us']:9.1f} {d / r['warm']['median_us']:6.3f}" if warm else ""
+        cw = f" {r['cublas_warm']['median_us']:8.1f} {cd / r['cublas_warm']['median_us']:6.3f}" if warm else ""
+        print(f"  {r['config']:70} {str(r['M']) + 'x' + str(r['N']) + 'x' + str(r['K']):>16} {d:9.1f} {c:9.1f} {d / c:6.3f}{ww}"
+              f"          {cd:8.1f} {cc:8.1f} {cd / cc:6.3f}{cw} {'' if r['verified'] else 'WRONG'}")
     return 0 if all(r["verified"] for r in res["cases"]) else 1
 
 
@@ -105,5 +112,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", type=_case, action="append", metavar="M,N,K:SPEC",
                     help="a shape and a configuration, e.g. 512,2304,768:split_k:splits=8 (default: twelve cases)")
+    ap.add_argument("--warm", action="store_true", help="also time each case with no flush between repetitions")
     a = ap.parse_args()
-    sys.exit(main(a.case or [_case(c) for c in CASES]))
+    sys.exit(main(a.case or [_case(c) for c in CASES], warm=a.warm))
