@@ -46,6 +46,7 @@ extern "C" __global__ void read_all(const float4* __restrict__ p, long long n, f
 
 
 def _case(text: str):
+    """M, N, K and the configuration of one --case; ValueError naming what is wrong."""
     from perfmodel.catalogue import KernelConfig
 
     try:
@@ -54,9 +55,9 @@ def _case(text: str):
         params = {k: (int(v) if v.isdigit() else v) for k, v in (kv.split("=") for kv in filter(None, rest.split(",")))}
         cfg = KernelConfig.make(kernel, **params)
     except Exception as e:
-        raise argparse.ArgumentTypeError(f"{text!r}: want M,N,K:kernel:key=value,... ({e})")
+        raise ValueError(f"--case {text!r}: want M,N,K:kernel:key=value,... ({str(e).splitlines()[0] if str(e) else type(e).__name__})")
     if min(M, N, K) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: M, N and K must be at least 1")
+        raise ValueError(f"--case {text!r}: M, N and K must be at least 1")
     return M, N, K, cfg
 
 
@@ -110,8 +111,13 @@ def main(cases, warm=False) -> int:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--case", type=_case, action="append", metavar="M,N,K:SPEC",
+    ap.add_argument("--case", action="append", metavar="M,N,K:SPEC",
                     help="a shape and a configuration, e.g. 512,2304,768:split_k:splits=8 (default: twelve cases)")
     ap.add_argument("--warm", action="store_true", help="also time each case with no flush between repetitions")
     a = ap.parse_args()
-    sys.exit(main(a.case or [_case(c) for c in CASES], warm=a.warm))
+    try:
+        cases = [_case(c) for c in (a.case or CASES)]
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(cases, warm=a.warm))
