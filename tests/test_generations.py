@@ -92,12 +92,11 @@ def test_datasheet_figures_hold_no_figure_measured_here():
     from perfmodel.devices import MEASURED_HERE
     from perfmodel.model.figures import Figures
 
+    figs = {dev: (Figures.load(dev).effective, Figures.load(dev, figures="datasheet").effective) for dev in ("h100-sxm", "h200")}
     for dotted in MEASURED_HERE:  # each on the Hopper boards that measured it (the loaded DRAM latency: the H200 alone)
         section, name = dotted.split(".")
         having = []
-        for dev in ("h100-sxm", "h200"):
-            gen = Figures.load(dev).effective
-            ds = Figures.load(dev, figures="datasheet").effective
+        for dev, (gen, ds) in figs.items():
             assert getattr(getattr(ds, section), name) is None, (dev, dotted)
             if getattr(getattr(gen, section), name) is not None:
                 having.append(dev)
@@ -105,6 +104,5 @@ def test_datasheet_figures_hold_no_figure_measured_here():
         assert having, dotted
     # the compute section differs only by its figure measured here (the fetch points between calibrate's sizes)
     here = {d.split(".")[1]: None for d in MEASURED_HERE if d.startswith("compute.")}
-    for dev in ("h100-sxm", "h200"):
-        gen, ds = Figures.load(dev).effective, Figures.load(dev, figures="datasheet").effective
+    for dev, (gen, ds) in figs.items():
         assert here and ds.compute == gen.compute.model_copy(update=here) and ds.limits == gen.limits, dev
