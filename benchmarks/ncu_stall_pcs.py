@@ -6,6 +6,7 @@ and one JSON (the binary reports stay in a temporary folder) with, per configura
 short table last.
 
     python3 benchmarks/ncu_stall_pcs.py OUT --mnk 256,256,16384 double_buffer:bm=128,bn=64,bk=8,tm=8,tn=8 ...
+    python3 benchmarks/ncu_stall_pcs.py --warm OUT ...   (the second of two launches, no flush: A and B in the L2)
 
 A sample is a warp seen at its program counter (every 2^N cycles on each scheduler): a warp that waits
 many cycles at an instruction collects many samples there, so the samples of an instruction class,
@@ -101,11 +102,20 @@ def summarise(rows: list[dict]) -> dict:
                           reasons={h: r[h] for h in reasons if r.get(h)}) for r in top])
 
 
-def profile(ncu: str, out: Path, mnk, spec: str, tag: str) -> dict:
+def ncu_command(ncu: str, rep: Path, mnk, spec: str, warm: bool = False) -> list[str]:
+    """The ncu command line that profiles spec at mnk into the report rep: after ncu's flush of the caches
+    (its default, as validate times), or with warm, the second of two launches in a row with no flush, so
+    that its loads find A and B in the L2 where they fit there (flush_state.py --warm's third state)."""
+    state = ["--cache-control", "none", "--launch-skip", "1", "--launch-count", "1"] if warm else []
+    return [ncu, "--clock-control", "none", *state, "--target-processes", "all", "-k", "regex:sgemm", "--section",
+            "SourceCounters", "--section", "WarpStateStats", "--metrics",
+            "gpu__time_duration.sum,smsp__inst_executed.sum,sm__cycles_elapsed.avg", "--import-source", "no", "-f",
+            "-o", str(rep), sys.executable, str(CHILD), "--child-twice" if warm else "--child", ",".join(map(str, mnk)), spec]
+
+
+def profile(ncu: str, out: Path, mnk, spec: str, tag: str, warm: bool = False) -> dict:
     rep = Path(tempfile.mkdtemp()) / f"{tag}.ncu-rep"  # the report stays off OUT (its CSV pages are what is kept)
-    cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", "regex:sgemm", "--section", "SourceCounters",
-           "--section", "WarpStateStats", "--metrics", "gpu__time_duration.sum,smsp__inst_executed.sum,sm__cycles_elapsed.avg",
-           "--import-source", "no", "-f", "-o", str(rep), sys.executable, str(CHILD), "--child", ",".join(map(str, mnk)), spec]
+    cmd = ncu_command(ncu, rep, mnk, spec, warm)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return dict(error=r.stderr[-1500:] + r.stdout[-500:])
@@ -120,7 +130,7 @@ def profile(ncu: str, out: Path, mnk, spec: str, tag: str) -> dict:
     return s
 
 
-def main(out: Path, specs: list[str], mnk) -> int:
+def main(out: Path, specs: list[str], mnk, warm: bool = False) -> int:
     bad = misfits(specs, local_device())
     if bad:
         print("error: " + bad[0], file=sys.stderr)
@@ -130,8 +140,8 @@ def main(out: Path, specs: list[str], mnk) -> int:
     res = {}
     for i, s in enumerate(specs):
         print(f"[{i + 1}/{len(specs)}] {s}", flush=True)
-        res[s] = profile(ncu, out, mnk, s, f"cfg{i}")
-    (out / "ncu_stall_pcs.json").write_text(json.dumps(dict(M=mnk[0], N=mnk[1], K=mnk[2], configs=res), indent=1))
+        res[s] = profile(ncu, out, mnk, s, f"cfg{i}", warm)
+    (out / "ncu_stall_pcs.json").write_text(json.dumps(dict(M=mnk[0], N=mnk[1], K=mnk[2], warm=warm, configs=res), indent=1))
     for s, v in res.items():
         if "error" in v:
             print(f"{s}: ncu failed: {v['error'][-300:]}")
@@ -151,5 +161,7 @@ if __name__ == "__main__":
     ap.add_argument("out", type=Path, help="folder for the source-page and raw CSVs and the JSON summary")
     ap.add_argument("specs", nargs="+", type=_spec, metavar="SPEC", help="kernel:key=value,...")
     ap.add_argument("--mnk", type=_mnk, default=(4096, 4096, 4096), help="M,N,K (default 4096,4096,4096)")
+    ap.add_argument("--warm", action="store_true",
+                    help="profile the second of two launches in a row, the caches not flushed (default: after ncu's flush)")
     a = ap.parse_args()
-    sys.exit(main(a.out, a.specs, a.mnk))
+    sys.exit(main(a.out, a.specs, a.mnk, a.warm))

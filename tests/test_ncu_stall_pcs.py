@@ -52,3 +52,15 @@ def test_raw_page_units():
     v = ncu_stall_pcs.raw_values(raw)
     assert v["gpu__time_duration.sum"] == 1500.0 and v["sm__cycles_elapsed.avg"] == 3000.0
     assert ncu_stall_pcs.raw_values("") == {}
+
+
+def test_warm_profiles_the_second_launch_without_a_flush():
+    """--warm: ncu leaves the caches alone and skips the first launch, the child launches each configuration
+    twice (benchmarks/ncu_choices.py --child-twice); by default ncu flushes before the one launch it profiles."""
+    rep, spec = Path("/tmp/x.ncu-rep"), "double_buffer:"
+    cold = ncu_stall_pcs.ncu_command("ncu", rep, (512, 512, 1024), spec)
+    warm = ncu_stall_pcs.ncu_command("ncu", rep, (512, 512, 1024), spec, warm=True)
+    assert "--cache-control" not in cold and "--launch-skip" not in cold and "--child" in cold
+    assert warm[warm.index("--cache-control") + 1] == "none" and warm[warm.index("--launch-skip") + 1] == "1"
+    assert warm[warm.index("--launch-count") + 1] == "1" and "--child-twice" in warm and "--child" not in warm
+    assert warm[-2:] == cold[-2:] == ["512,512,1024", spec]
