@@ -1,7 +1,8 @@
-"""How long does a lone block's k-tile load wait when its lines come from DRAM for the first time? (CPU; reads
-two records of benchmarks/ncu_stall_pcs.py on the lent H200, results/archive/ncu-stall-pcs-20261130-h200-512-*.json:
-one block on each of 16 SMs, M = N = 512, K = 1024, profiled after ncu's flush and, with --warm, as the second of
-two launches with A and B in the L2.)
+"""How long does a k-tile load wait when its lines come from DRAM for the first time? (CPU; reads two records of
+benchmarks/ncu_stall_pcs.py, one after ncu's flush and one with --warm, the second of two launches with A and B in the
+L2. Default: the lent H200's results/archive/ncu-stall-pcs-20261130-h200-512-*.json, one block on each of 16 SMs,
+M = N = 512, K = 1024; `--pair FLUSHED WARM` reads another pair, e.g. the one-wave grids of two or three blocks an SM
+at 2048 x 2048 x 1024 and 1536 x 1536 x 1024.)
 
 Per configuration, over its k-tiles (ceil(K / bk)):
   premium     (SM cycles after the flush - SM cycles warm) / k-tiles (sm__cycles_elapsed: clock-free)
@@ -11,13 +12,14 @@ Per configuration, over its k-tiles (ceil(K / bk)):
               here: a toolchain is needed): the FFMAs between a load and the first instruction that waits for
               it, as a share of the loop's, times the warm k-tile's cycles less its wait; the wait a first
               touch takes is then window + the flushed wait
+  blocks/SM   the blocks each SM holds at once in the model (predict's waves: resident)
   table       the calibration's DRAM pointer chase times the device file's loaded ratio at the lines of the
-              whole tile (one block per SM: (bm + bn) x bk x 4 / 128), terms.loaded_dram_latency
+              resident blocks' whole tiles (blocks/SM x (bm + bn) x bk x 4 / 128), terms.loaded_dram_latency
   model       the DRAM latency today's model gives the one-wave problem (predict.traffic: the pointer chase,
               loaded for A's share at the lines the DRAM serves)
 
-    python3 benchmarks/first_touch_wait.py [CALIBRATION]
-      (default results/20261129-160257-h200-bench-all/calibration.toml, the calibration the flush-state
+    python3 benchmarks/first_touch_wait.py [--pair FLUSHED.json WARM.json] [--calibration FILE]
+      (default calibration: results/20261129-160257-h200-bench-all/calibration.toml, the one the flush-state
       expectations used)"""
 import json
 import sys
@@ -31,12 +33,16 @@ RECORDS = {state: ARCHIVE / f"ncu-stall-pcs-20261130-h200-512-{state}.json" for 
 CALIBRATION = ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration.toml"
 
 
-def measured() -> list[dict]:
-    """Per configuration of the two records: k-tiles, SM cycles and long-scoreboard shares, flushed and warm."""
+def measured(records: dict = RECORDS) -> list[dict]:
+    """Per configuration of the two records ({"flushed": path, "warm": path}): k-tiles, SM cycles and
+    long-scoreboard shares, flushed and warm."""
     from perfmodel.catalogue import KernelConfig
 
-    recs = {s: json.loads(p.read_text()) for s, p in RECORDS.items()}
-    assert recs["warm"]["warm"] and not recs["flushed"]["warm"]
+    recs = {s: json.loads(p.read_text()) for s, p in records.items()}
+    if not (recs["warm"].get("warm") and recs["flushed"].get("warm") is False):
+        raise ValueError("want a record without --warm, then one with it (ncu_stall_pcs.py)")
+    if any(recs["warm"][d] != recs["flushed"][d] for d in "MNK"):
+        raise ValueError("the two records are of different problem sizes")
     out = []
     for spec, fl in recs["flushed"]["configs"].items():
         wm = recs["warm"]["configs"][spec]
@@ -55,21 +61,33 @@ def measured() -> list[dict]:
     return out
 
 
-def table_latency(fig, cfg) -> float:
-    """The loaded DRAM latency at the whole tile's lines, one block per SM (terms.loaded_dram_latency)."""
+def batch(fig, row):
+    """The model's prediction of the record's problem, with the binary's facts where a toolchain here builds it
+    (its registers set the blocks an SM holds), else the estimate (facts.for_config)."""
+    from perfmodel import facts
+    from perfmodel.model.predict import Problem, predict_batch
+
+    cfg = row["config"]
+    return predict_batch(fig, [cfg], Problem(row["M"], row["N"], row["K"]), builds=[facts.for_config(cfg, "9.0")])
+
+
+def resident(fig, row) -> int:
+    """The blocks an SM holds at once in the model for the record's problem (predict's waves)."""
+    return int(batch(fig, row).waves.resident[0])
+
+
+def table_latency(fig, cfg, blocks: int = 1) -> float:
+    """The loaded DRAM latency at the lines of `blocks` whole tiles a SM (terms.loaded_dram_latency)."""
     from perfmodel.model import terms as T
 
     lat = fig.effective.latency
-    lines = (cfg.bm + cfg.bn) * cfg.bk * T.FLOAT / T.WAVEFRONT_BYTES
+    lines = blocks * (cfg.bm + cfg.bn) * cfg.bk * T.FLOAT / T.WAVEFRONT_BYTES
     return float(T.loaded_dram_latency(lat.dram_latency_cycles, lines, lat.dram_latency_ratio_by_lines_in_flight))
 
 
 def model_latency(fig, row) -> float:
     """The load latency today's model gives the problem (all its blocks in one wave: DRAM's, predict.traffic)."""
-    from perfmodel.model.predict import Problem, predict_batch
-
-    bt = predict_batch(fig, [row["config"]], Problem(row["M"], row["N"], row["K"]))
-    return float(bt.traffic.mem_latency[0])
+    return float(batch(fig, row).traffic.mem_latency[0])
 
 
 def window_share(cfg):
@@ -81,14 +99,15 @@ def window_share(cfg):
     return None if bf is None else load_use_window(bf.program)
 
 
-def main(calibration: Path = CALIBRATION) -> int:
+def main(records: dict = RECORDS, calibration: Path = CALIBRATION) -> int:
     from perfmodel import Figures
 
     fig = Figures.load("h200", str(calibration))
-    print(f"one block per SM on 16 SMs, 512 x 512 x 1024, SM cycles per k-tile (calibration {calibration.relative_to(ROOT)})")
-    print(f"{'configuration':52s} {'premium':>8s} {'wait fl':>8s} {'wait warm':>9s} {'window':>7s} {'1st-touch':>9s} "
-          f"{'table':>6s} {'model':>6s}")
-    for row in measured():
+    rows = measured(records)
+    print(f"{rows[0]['M']} x {rows[0]['N']} x {rows[0]['K']}, SM cycles per k-tile (calibration {calibration})")
+    print(f"{'configuration':52s} {'blocks/SM':>9s} {'premium':>8s} {'wait fl':>8s} {'wait warm':>9s} {'window':>7s} "
+          f"{'1st-touch':>9s} {'table':>6s} {'model':>6s}")
+    for row in rows:
         cfg = row["config"]
         share = window_share(cfg)
         if share is not None:
@@ -98,15 +117,27 @@ def main(calibration: Path = CALIBRATION) -> int:
             win = f"{window:7.0f}"
         else:
             touch, win = f"{'-':>9s}", f"{'-':>7s}"
-        print(f"{cfg.label()[:52]:52s} {row['premium']:8.0f} {row['wait_flushed']:8.0f} {row['wait_warm']:9.0f} {win} {touch} "
-              f"{table_latency(fig, cfg):6.0f} {model_latency(fig, row):6.0f}")
+        b = resident(fig, row)
+        print(f"{cfg.label()[:52]:52s} {b:9d} {row['premium']:8.0f} {row['wait_flushed']:8.0f} {row['wait_warm']:9.0f} {win} "
+              f"{touch} {table_latency(fig, cfg, b):6.0f} {model_latency(fig, row):6.0f}")
     return 0
 
 
 if __name__ == "__main__":
+    import argparse
+
     sys.path.insert(0, str(ROOT))
-    if len(sys.argv) > 2 or (len(sys.argv) == 2 and not Path(sys.argv[1]).is_file()):
-        print("usage: python3 benchmarks/first_touch_wait.py [CALIBRATION.toml]  (a calibration file that exists)",
-              file=sys.stderr)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pair", nargs=2, type=Path, metavar=("FLUSHED", "WARM"), help="two ncu_stall_pcs.py records")
+    ap.add_argument("--calibration", type=Path, default=CALIBRATION, help="a calibration file of the GPU that measured them")
+    a = ap.parse_args()
+    pair = dict(zip(("flushed", "warm"), a.pair)) if a.pair else RECORDS
+    for p in [a.calibration, *pair.values()]:
+        if not p.is_file():
+            print(f"error: {p}: no such file (want two ncu_stall_pcs.py records and a calibration file)", file=sys.stderr)
+            sys.exit(2)
+    try:
+        sys.exit(main(pair, a.calibration))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(Path(sys.argv[1]).resolve() if len(sys.argv) == 2 else CALIBRATION))

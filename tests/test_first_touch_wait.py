@@ -5,6 +5,10 @@ lines and the latency today's model gives those one-wave problems."""
 import sys
 from pathlib import Path
 
+import pytest
+
+from perfmodel.measure import sass
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import first_touch_wait as ftw  # noqa: E402
@@ -43,6 +47,44 @@ def test_the_model_waits_less_than_any_first_touch_measured():
 def test_a_missing_calibration_is_refused_in_one_line():
     import subprocess
 
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "first_touch_wait.py"), "/nonexistent.toml"],
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "first_touch_wait.py"), "--calibration", "/nonexistent.toml"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "calibration" in r.stderr
+
+
+PAIRS = {size: {s: ftw.ARCHIVE / f"ncu-stall-pcs-20261130-h200-{s}-{size}.json" for s in ("flushed", "warm")}
+         for size in (2048, 1536)}
+
+
+def test_blocks_that_share_an_sm_hide_the_first_touch():
+    """A one-wave grid of two or three blocks an SM (2048 x 2048 x 1024: double_buffer and warp_tiled, 256 blocks;
+    1536 x 1536 x 1024: double_buffer 128 x 64 x 8, 288 blocks) takes at most 25 SM cycles a k-tile more after the
+    flush, where one block an SM takes 164-620 (512 x 512 x 1024 above); tiled_2d, one block an SM and two waves at
+    2048, keeps a premium of 365."""
+    got = {s: round(r["premium"]) for size in PAIRS for s, r in ((r["spec"], r) for r in ftw.measured(PAIRS[size]))}
+    assert got == {"double_buffer:": 8, "tiled_2d:": 365, "warp_tiled:": 25, "double_buffer:bm=128,bn=64,bk=8,tm=8,tn=8": 13}
+
+
+@pytest.mark.skipif(not sass.available("9.0"), reason="no sm_90 toolchain or nvdisasm here: the blocks an SM holds are estimated")
+def test_the_model_charges_a_first_touch_that_two_blocks_an_sm_hide():
+    """Today's model takes DRAM's latency for every load of a one-wave grid (terms.one_wave_latency), so it puts
+    warp_tiled's 2048 x 2048 x 1024 (two blocks an SM) 5 % slower after the flush than warm, where the GPU's SM cycles
+    differ by 0.4 %. When a term stops charging it, this test says so."""
+    import flush_warm_score as fws
+    from perfmodel import KernelConfig, facts, predict
+
+    fig, warm = fws.figures(ftw.CALIBRATION)
+    cfg = KernelConfig.make("warp_tiled")
+    bf = facts.compiled(cfg, "9.0")
+    flushed, hit = (predict(f, cfg, 2048, 2048, 1024, build=bf).time_s for f in (fig, warm))
+    rows = {r["spec"]: r for r in ftw.measured(PAIRS[2048])}
+    assert rows["warp_tiled:"]["cycles_flushed"] / rows["warp_tiled:"]["cycles_warm"] < 1.005
+    assert flushed / hit > 1.04
+
+
+def test_records_of_different_sizes_are_refused_in_one_line():
+    import subprocess
+
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "first_touch_wait.py"), "--pair",
+                        str(PAIRS[2048]["flushed"]), str(PAIRS[1536]["warm"])], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "different problem sizes" in r.stderr
