@@ -25,9 +25,8 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
 ARCHIVE = ROOT / "results" / "archive"
 RECORDS = {state: ARCHIVE / f"ncu-stall-pcs-20261130-h200-512-{state}.json" for state in ("flushed", "warm")}
 CALIBRATION = ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration.toml"
@@ -36,7 +35,7 @@ CALIBRATION = ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration
 def measured(records: dict = RECORDS) -> list[dict]:
     """Per configuration of the two records ({"flushed": path, "warm": path}): k-tiles, SM cycles and
     long-scoreboard shares, flushed and warm."""
-    from perfmodel.catalogue import KernelConfig
+    from ncu_choices import parse  # the records' configurations are ncu_choices.py's kernel:key=value specs
 
     recs = {s: json.loads(p.read_text()) for s, p in records.items()}
     if not (recs["warm"].get("warm") and recs["flushed"].get("warm") is False):
@@ -46,8 +45,7 @@ def measured(records: dict = RECORDS) -> list[dict]:
     out = []
     for spec, fl in recs["flushed"]["configs"].items():
         wm = recs["warm"]["configs"][spec]
-        kernel, _, rest = spec.partition(":")
-        cfg = KernelConfig.make(kernel, **{k: int(v) for k, v in (kv.split("=") for kv in rest.split(",") if kv)})
+        cfg = parse(spec)
         K = recs["flushed"]["K"]
         ktiles = -(-K // cfg.bk)
         row = dict(spec=spec, config=cfg, ktiles=ktiles, M=recs["flushed"]["M"], N=recs["flushed"]["N"], K=K)

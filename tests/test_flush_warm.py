@@ -59,16 +59,13 @@ def test_a_lone_double_buffered_block_does_not_hide_the_first_touch_the_model_hi
     """Today's model (datasheet register estimate, no toolkit needed) puts the flushed and the warm time of the
     default double_buffer within 1 % of each other at these one-wave grids; the GPU takes 9-16 % longer after the
     flush. When a term closes this gap, this test says so."""
-    import dataclasses
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import flush_warm_score
 
-    from perfmodel import Figures, KernelConfig, predict
+    from perfmodel import KernelConfig, predict
 
-    fig = Figures.load("h200", str(ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration.toml"))
-    dev = fig.device  # every load an L2 hit: the DRAM latency the L2's, no loaded-latency table
-    warm_dev = dev.model_copy(update={
-        "measured": dev.measured.model_copy(update={"dram_latency_cycles": dev.measured.l2_latency_cycles}),
-        "latency": dev.latency.model_copy(update={"dram_latency_ratio_by_lines_in_flight": None})})
-    warm_dev = dataclasses.replace(fig, device=warm_dev)
+    # every load an L2 hit: the DRAM latency the L2's, no loaded-latency table (flush_warm_score.figures)
+    fig, warm_dev = flush_warm_score.figures(ROOT / "results" / "20261129-160257-h200-bench-all" / "calibration.toml")
     single = KernelConfig.make("tiled_2d")  # the same two figure sets do move a single-buffered block
     assert predict(fig, single, 512, 512, 1024).time_s / predict(warm_dev, single, 512, 512, 1024).time_s > 1.05
     cs = [c for c in cases() if one_wave_fitting(c) and c["config"] == "double_buffer(bm=128,bn=128,bk=8,tm=8,tn=8)"]
