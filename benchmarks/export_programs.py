@@ -10,8 +10,11 @@ beside the older ones).
 With `--edge`, the edge-body loop programs (keys: measure.sass.edge_archive_key) of the points of
 today's sources that have blocks on a ragged edge (catalogue.edge_blocks), which no archive holds yet
 with stall counts.
+With `--one-element`, the loops of the one-element kernels (naive, coalesced: no tile, no shared memory) of
+every run, today's sources and older ones, that no archive under results/ holds yet (the model counts their
+global-load waits, predict.one_element_steps).
 With `--runs RUN ...` (last), only those runs' builds.
-    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge] [--runs RUN ...]"""
+    PYTHONPATH=. python3 benchmarks/export_programs.py results/sass-programs-sm_90-YYYYMMDD.json.xz [--today-only | --edge | --one-element] [--runs RUN ...]"""
 import hashlib
 import json
 import lzma
@@ -115,6 +118,8 @@ def main():
         return edge_main()
     today = sources_sha256()
     today_only = "--today-only" in sys.argv[2:]
+    one_element = "--one-element" in sys.argv[2:]
+    held = sass.ProgramArchive([ROOT / "results"])
     by_sources: dict[tuple, dict] = {}
     for r in recorded_runs():
         env = r["environment"]
@@ -122,15 +127,21 @@ def main():
             continue
         group = by_sources.setdefault((env["kernel_sources_sha256"], tuple(env["nvcc_flags"])), {})
         for m in r["measurements"]:
-            if m["kernel"] not in PEERS and KernelConfig.make(m["kernel"], **m["config"]).spec.uses_smem:
+            if m["kernel"] in PEERS:
+                continue
+            c = KernelConfig.make(m["kernel"], **m["config"])
+            if one_element and (c.spec.uses_smem or held.program(archive_key(env["kernel_sources_sha256"], env["nvcc_flags"], c))):
+                continue
+            if c.spec.uses_smem or one_element:
                 group[json.dumps([m["kernel"], m["config"]], sort_keys=True)] = (m["kernel"], m["config"])
     programs = {}
     for (sha, flags), cfgs in by_sources.items():
+        if not cfgs:
+            continue
         items = list(cfgs.values())
         kcfgs = [KernelConfig.make(k, **p) for k, p in items]
         if sha == today:
             if today_only:  # what the archives under results/ already hold is not written again
-                held = sass.ProgramArchive([ROOT / "results"])
                 kcfgs = [c for c in kcfgs if not held_with_stalls(held, archive_key(sha, flags, c))]
                 items = [(c.kernel, c.params()) for c in kcfgs]
             progs = [(sass_facts(c, "9.0") or {}).get("loop_program") for c in kcfgs]

@@ -98,10 +98,18 @@ def render(p: Prediction) -> str:
         which += (f"; DRAM's {p.dram_latency_cycles:,.0f} cycles: the pointer chase's {chase:,.0f}, A's share of the DRAM reads "
                   f"waiting as with {p.dram_lines_in_flight:,.0f} lines in flight a SM")
     glob = f"global latency ({which})"
-    L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
-             f"store and barrier)" if p.scheduled_compute_cycles is None else
-             f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
-             f"{glob}, {via})")
+    if p.load_steps is not None:  # one-element kernels: a wait a few k steps, not a tile's load phase
+        how = ("the binary's k loop waits for its loads once every" if p.load_steps_from_binary else
+               "a warp is taken to wait for its loads once every")
+        src = "" if p.load_steps_from_binary else " (a lower bound: the binary's loop is not read here, or the figures are the datasheet's)"
+        L.append(f"  (latency = issue + {p.exposed_latency_cycles:,.0f} cycles a k step: {how} {p.load_steps:.3g} k steps{src}, "
+                 f"{glob}, and the FFMA chain after each wait)")
+        glob = None
+    if glob is not None:
+        L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
+                 f"store and barrier)" if p.scheduled_compute_cycles is None else
+                 f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
+                 f"{glob}, {via})")
     if p.replayed_latency_cycles is not None and abs(p.replayed_latency_cycles - p.cycles_per_tile["latency"]) < 0.5 \
             and p.exposed_latency_cycles > 0.5:  # the replay binds (a tie with nothing exposed leaves the closed form's words)
         L[-1] = (f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles: the same loop replayed with its global loads' latency "

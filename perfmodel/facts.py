@@ -140,8 +140,8 @@ class RunFacts:
         if not self.same_sources or not sass.available(self.run.environment.compute_capability):
             return 0
         env = self.run.environment
-        need = {c.label(): c for c in configs if c.spec.uses_smem
-                and self.archive.program(sass.archive_key(env.kernel_sources_sha256, env.nvcc_flags, c)) is None}
+        need = {c.label(): c for c in configs
+                if self.archive.program(sass.archive_key(env.kernel_sources_sha256, env.nvcc_flags, c)) is None}
         jobs = [(c, env.compute_capability) for c in need.values()]
         if not jobs:
             return 0
@@ -161,8 +161,6 @@ class RunFacts:
     def _loop(self, cfg: KernelConfig, key_of: Callable, fact: str) -> Optional[dict]:
         """A loop program of the binary the run built for cfg: archived under key_of(sources, flags, cfg),
         else the `fact` of today's same-source build."""
-        if not cfg.spec.uses_smem:
-            return None
         env = self.run.environment
         if env.kernel_sources_sha256:
             prog = self.archive.program(key_of(env.kernel_sources_sha256, env.nvcc_flags, cfg))

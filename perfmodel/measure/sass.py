@@ -383,12 +383,12 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
 
 def binary_inputs(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     """What `predict` takes from the local build of cfg: registers and local frame (nvcc), the prefetch
-    share (double-buffered kernels), local bytes per k-tile (when there is a frame) and the k-tile loop
-    program (tiled kernels), with the architectures they were read for; None when the local nvcc
-    cannot build for this device."""
+    share (double-buffered kernels), local bytes per k-tile (when there is a frame) and the k loop's
+    program (the k-tile loop of the tiled kernels, the unrolled k loop of the one-element ones), with the
+    architectures they were read for; None when the local nvcc cannot build for this device."""
     try:
         usage = build.resource_usage(cfg, compute_capability)
-        facts = sass_facts(cfg, compute_capability) if usage and cfg.spec.uses_smem else None
+        facts = sass_facts(cfg, compute_capability) if usage else None
     except toolchain.CompileError:
         return None
     if not usage:

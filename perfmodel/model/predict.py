@@ -17,7 +17,7 @@ from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
-from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, load_use_window
+from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, global_load_waits, load_use_window
 from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
@@ -32,7 +32,27 @@ REASONS = {
              "load or padding beyond the problem), so no pipe is what limits it",
 }
 BOUNDS = T.BOUNDS  # what PredictionBatch.bound indexes
-ONE_ELEMENT_UNROLL = 4  # k steps a pass of the naive and coalesced k loops loads before its FFMAs wait (nvcc: 4 without __restrict__, 16 here: a lower bound)
+ONE_ELEMENT_UNROLL = 4  # k steps of loads the naive and coalesced k loops issue before a wait, where the binary is not known (a lower bound)
+
+
+def one_element_steps(fig: Figures, r: "ResourceStage", builds: Sequence[BuildFacts]) -> tuple[np.ndarray, np.ndarray]:
+    """Per config, the k steps of loads a warp of a one-element kernel (naive, coalesced) issues for each time
+    it waits for them: the k steps of its binary's loop (one FFMA a k step) over the loop's global-load waits
+    (schedule.global_load_waits). nvcc 13.0 unrolls these loops 16 times; for sm_75, sm_86 and sm_89 it issues
+    the 32 loads before the first FFMA (16 k steps a wait), for sm_80 and sm_90 in three batches between the
+    FFMAs (16/3). Checked on Hopper, whose figures are measured (the H100 and H200 shape runs' coalesced points,
+    docs/model.md "One-element kernels: the waits of the binary's loop"); with datasheet figures (a generation
+    nobody measured here) and where the binary's loop is not known, ONE_ELEMENT_UNROLL, the lower bound: the
+    published measurements of such kernels on A100s and an RTX 4090 are slower than even that predicts. The
+    tiled kernels get ONE_ELEMENT_UNROLL too (not used there). Returns (steps, whether they are the binary's)."""
+    out, known = np.full(len(builds), float(ONE_ELEMENT_UNROLL)), np.zeros(len(builds), bool)
+    if not fig.calibrated:
+        return out, known
+    for k, b in enumerate(builds):
+        waits = None if r.uses_smem[k] > 0 else global_load_waits(b.program)
+        if waits:
+            out[k], known[k] = b.program["cls"].count("F") / waits, True
+    return out, known
 
 
 def _structure(cfg: KernelConfig) -> tuple:
@@ -256,9 +276,11 @@ class LittlesLawStage:
     l2_bytes_per_clock: np.ndarray  # the SM's share of the L2 bandwidth
     dram_bytes_per_clock: np.ndarray
     tile_bytes: np.ndarray  # one block's A and B tile
+    load_steps: np.ndarray  # one-element kernels: the k steps of loads a warp issues for each wait (one_element_steps)
+    load_steps_binary: np.ndarray  # and whether that is the binary's loop's count
 
 
-def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz) -> LittlesLawStage:
+def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz, steps=(ONE_ELEMENT_UNROLL, False)) -> LittlesLawStage:
     """FMA pipe: each warp's independent accumulators; shared memory: each warp's independent loads
     of a k step, each as many wavefronts as its bank conflicts make it; L2 / DRAM: the resident
     blocks' tile bytes in flight."""
@@ -268,10 +290,11 @@ def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz) -> Little
     l2_bpc = mem.l2_bandwidth_GBps * 1e9 / hz / sms
     dram_bpc = mem.dram_bandwidth_GBps * 1e9 / hz / sms
     tile_bytes = (r.bm + r.bn) * r.bk * T.FLOAT
-    # one-element kernels: each warp's k loop, unrolled ONE_ELEMENT_UNROLL times, issues that many k steps' loads
-    # before its first FFMA waits, each step a new 128-byte line (coalesced: the B row segment of the warp's
-    # 32 columns; naive_rows: its 32 rows of A, a line each, each line serving 32 k steps)
-    inflight_bytes = np.where(r.uses_smem > 0, b * tile_bytes, b * warps * ONE_ELEMENT_UNROLL * T.WAVEFRONT_BYTES)
+    # one-element kernels: each warp's k loop issues `steps` k steps' loads (one_element_steps) before its FFMAs
+    # wait, each step a new 128-byte line (coalesced: the B row segment of the warp's 32 columns; naive_rows:
+    # its 32 rows of A, a line each, each line serving 32 k steps)
+    steps, known = steps
+    inflight_bytes = np.where(r.uses_smem > 0, b * tile_bytes, b * warps * steps * T.WAVEFRONT_BYTES)
     need_l2 = l2_bpc * lat.l2_latency_cycles
     need_dram = dram_bpc * lat.dram_latency_cycles
     need_fma = lat.fma_latency_cycles * (cmp_.fp32_lanes_per_sm / 32.0)
@@ -283,7 +306,9 @@ def littles_law_stage(device, r: ResourceStage, o: OccupancyStage, hz) -> Little
     available = T.Fractions(fma=avail_fma, smem=avail_smem, l2=inflight_bytes, dram=inflight_bytes)
     fraction = T.Fractions(**{k: T.littles_law(getattr(needed, k), getattr(available, k)) for k in ("fma", "smem", "l2", "dram")})
     return LittlesLawStage(needed=needed, available=available, fraction=fraction, l2_bytes_per_clock=l2_bpc,
-                           dram_bytes_per_clock=dram_bpc, tile_bytes=tile_bytes)
+                           dram_bytes_per_clock=dram_bpc, tile_bytes=tile_bytes,
+                           load_steps=np.broadcast_to(np.asarray(steps, float), np.shape(tile_bytes)),
+                           load_steps_binary=np.broadcast_to(np.asarray(known, bool), np.shape(tile_bytes)))
 
 
 @dataclass(frozen=True)
@@ -422,11 +447,12 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                       smem_latency=lat.smem_latency_cycles)
     pf = np.array([1.0 if bf.prefetch is None else float(bf.prefetch) for bf in builds])
     kind = np.where(r.uses_smem > 0, np.where((r.buffers >= 2) & (pf > 0), 2, 1), 0)
-    u = ONE_ELEMENT_UNROLL  # one-element kernels: each unrolled pass of the k loop waits once for its loads
+    u = ll.load_steps  # one-element kernels: the k steps between two waits for their loads
     exposed_k = (t.mem_latency + u * lat.fma_latency_cycles) / u
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
                       dram_bytes=t.dram_bytes_tile / t.dram_rate, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
-                      mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share)
+                      mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share,
+                      load_steps=u)
     smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
     acc = r.bm * r.bn / r.threads  # outputs (accumulators) per thread
 
@@ -615,7 +641,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     o = occupancy_stage(device, r)
     t = traffic(device, r, o, M, N, K)
     i = issue_stage(r, o, builds)
-    ll = littles_law_stage(device, r, o, hz)
+    ll = littles_law_stage(device, r, o, hz, steps=one_element_steps(fig, r, builds))
     loc = local_stage(device, r, o, builds, ll.tile_bytes, t.blocks)
     w = waves_stage(device, o, t)
     c = compute_stage(fig, r, o, t, i, ll, loc, w, builds, configs, hz, edge=edge * t.slices)
@@ -1094,6 +1120,10 @@ class Prediction(_M):
     waves: Waves
     cycles_per_tile: dict[str, float]
     exposed_latency_cycles: float
+    # one-element kernels (naive, coalesced): the k steps of loads a warp issues for each wait (one_element_steps),
+    # and whether that count is the binary's loop's (else the lower bound ONE_ELEMENT_UNROLL)
+    load_steps: Optional[float] = None
+    load_steps_from_binary: bool = False
     l2_port_bytes_per_clock: Optional[float] = None  # measured L2->SM port the tile burst arrives through
     pipe_overlap: float = 0.0  # share of min(issue, smem) the compute phase adds to max(issue, smem) (calibrated)
     load_phase_share: Optional[float] = None  # single-buffered, calibrated: share of one block's load phase b blocks expose
@@ -1239,6 +1269,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                     tail_refilled=bool(w.tail_refilled[k])),
         cycles_per_tile={nm: float(c.cycles[j, k]) for j, nm in enumerate(T.TERMS)},
         exposed_latency_cycles=float(c.exposed[k]),
+        load_steps=None if r.uses_smem[k] > 0 else float(ll.load_steps[k]),
+        load_steps_from_binary=bool(r.uses_smem[k] == 0 and ll.load_steps_binary[k]),
         l2_port_bytes_per_clock=fig.l2_port_bytes_per_clock,
         pipe_overlap=float(c.overlap[k]),
         load_phase_share=None if np.isnan(lps) else lps,

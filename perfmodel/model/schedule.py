@@ -228,6 +228,33 @@ def load_use_window(program: Optional[dict]) -> Optional[float]:
     return min(sum(cls[(p + k) % n] == "F" for k in range(1, d)) for p, d in first.items()) / total
 
 
+def global_load_waits(program: Optional[dict]) -> Optional[int]:
+    """How many times a warp waits for its global loads in one pass of a loop program (steady state: the
+    second of two passes, so loads of the previous pass count), or None without a program or global loads.
+
+    A warp issues in order. An instruction that reads the result of a global load still in flight holds the
+    warp until that load's data arrive: one wait of a global load's latency. The loads the warp issued before
+    that instruction were issued within a few cycles of each other, a small fraction of that latency, so
+    they arrive with it: after the wait no load issued so far is in flight. Counting the waits this way
+    needs only the program's order and its dependency edges (measure.sass.loop_program's `deps`). nvcc 13.0 unrolls the
+    naive and coalesced k loops 16 times: for sm_75, sm_86 and sm_89 it issues all 32 loads before the first
+    FFMA (one wait a pass), for sm_80 and sm_90 it interleaves them with the FFMAs in three batches (three)."""
+    if not program or "G" not in program["cls"]:
+        return None
+    cls, deps = program["cls"], program["deps"]
+    n = len(cls)
+    in_flight: set[int] = set()
+    waits = 0
+    for j in range(2 * n):
+        i = j % n
+        if any(j - d in in_flight for d in deps[i]):
+            waits += j >= n
+            in_flight.clear()
+        if cls[i] == "G":
+            in_flight.add(j)
+    return waits
+
+
 def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
     """Clocks a warp FFMA holds its scheduler's FP32 pipe: 32 lanes / the scheduler's lanes, never under 1.
     Volta, Turing and GA100 have 64 FP32 lanes per SM in four partitions (whitepapers; the CUDA

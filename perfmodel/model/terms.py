@@ -199,8 +199,9 @@ class TileWork:
     L1TEX wavefronts, L2 / DRAM / local bytes (DRAM's as the stream rate would take them: the bytes over
     the share of that rate they get, TrafficStage.dram_rate), where the local frames live (`local_level`: 1 L1, else
     minus the share only DRAM holds), warps per block, average global-load latency (cycles), kind
-    (0 one element per thread, 1 tiled, 2 tiled with prefetch) and the latency a one-element
-    kernel's k step exposes."""
+    (0 one element per thread, 1 tiled, 2 tiled with prefetch), the latency a one-element
+    kernel's k step exposes and the k steps it waits once for (load_steps: exposed_k is
+    (mem_latency + load_steps x the FFMA latency) / load_steps)."""
 
     ffma: np.ndarray
     other: np.ndarray
@@ -214,6 +215,7 @@ class TileWork:
     kind: np.ndarray
     exposed_k: np.ndarray
     local_store_share: np.ndarray = 0.5  # the share of local_bytes that are stores (STL): the binary's loop, else half
+    load_steps: np.ndarray = 4.0  # one-element kernels: k steps a warp waits once for (predict.one_element_steps)
 
 
 @dataclass(frozen=True)
