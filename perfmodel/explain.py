@@ -104,8 +104,7 @@ def render(p: Prediction) -> str:
         src = "" if p.load_steps_from_binary else " (a lower bound: the binary's loop is not read here, or the figures are the datasheet's)"
         L.append(f"  (latency = issue + {p.exposed_latency_cycles:,.0f} cycles a k step: {how} {p.load_steps:.3g} k steps{src}, "
                  f"{glob}, and the FFMA chain after each wait)")
-        glob = None
-    if glob is not None:
+    else:
         L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
                  f"store and barrier)" if p.scheduled_compute_cycles is None else
                  f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "

@@ -73,19 +73,24 @@ def test_datasheet_figures_keep_the_lower_bound():
     assert b.compute.exposed.tolist() == pytest.approx(((lat + 4 * fma) / 4)[:1].tolist() + ((lat + 8 * fma) / 8)[1:].tolist())
 
 
-def _errors(binary: bool) -> dict:
+def _replay(runs: dict, binary: bool, kernels=None) -> dict:
+    """{(run, kernel, config, M, N, K): error %} of the runs (run -> calibration), with the binary's waits or
+    (binary False) the lower bound, only the points of `kernels` where given."""
     P = importlib.import_module("perfmodel.model.predict")
     out = {}
     with contextlib.nullcontext() if binary else mock.patch.object(P, "global_load_waits", lambda program: None):
-        for rd in RUNS:
+        for rd, cal in runs.items():
             run = analysis.load_run(rd)
-            keep = [m for m in run.measurements if m.kernel in KERNELS]
-            run = run.model_copy(update=dict(measurements=keep))
-            fig = analysis.run_figures(rd, calibration=f"{rd}/calibration.toml")
-            for r in analysis.rows(run, fig, analysis.run_facts(run, rd)):
+            if kernels is not None:
+                run = run.model_copy(update=dict(measurements=[m for m in run.measurements if m.kernel in kernels]))
+            for r in analysis.rows(run, analysis.run_figures(rd, calibration=cal), analysis.run_facts(run, rd)):
                 if r.get("error_pct") is not None:
                     out[(rd, r["kernel"], r["config"], r["M"], r["N"], r["K"])] = r["error_pct"]
     return out
+
+
+def _errors(binary: bool) -> dict:
+    return _replay({rd: f"{rd}/calibration.toml" for rd in RUNS}, binary, KERNELS)
 
 
 def test_the_recorded_coalesced_points_come_closer():
@@ -106,11 +111,7 @@ CHECK_CAL = "results/20261130-010700-h200-bench-all/calibration.toml"
 
 
 def _check_errors(binary: bool) -> dict:
-    P = importlib.import_module("perfmodel.model.predict")
-    with contextlib.nullcontext() if binary else mock.patch.object(P, "global_load_waits", lambda program: None):
-        run = analysis.load_run(CHECK_RUN)
-        rows = analysis.rows(run, analysis.run_figures(CHECK_RUN, calibration=CHECK_CAL), analysis.run_facts(run, CHECK_RUN))
-    return {(r["kernel"], r["M"], r["K"]): r["error_pct"] for r in rows if r.get("error_pct") is not None}
+    return {(k[1], k[3], k[5]): e for k, e in _replay({CHECK_RUN: CHECK_CAL}, binary).items()}
 
 
 def test_the_points_measured_afterwards():
