@@ -24,6 +24,10 @@ def render(p: Prediction) -> str:
     L.append(f"  threads/block {r.threads_per_block} ({r.warps_per_block} warps), registers/thread {r.registers_per_thread} "
              f"[{r.registers_source}], shared memory/block {r.smem_per_block_bytes} B")
     L.append(f"  prefetch of the next tile: {p.prefetch}")
+    if p.load_use_share is not None:
+        L.append(f"    (but the last wave's warps, each alone on its scheduler or of a block alone on its SM in one partial wave, "
+                 f"wait at the shared stores that take the loads: only the {p.load_use_share:.0%} of the FFMAs before them "
+                 f"hide the loads; model.schedule.load_use_window)")
     if r.local_traffic:
         L.append(f"  local memory: {r.local_frame_bytes} B frame per thread; {r.local_traffic}")
     L.append("Occupancy")
@@ -109,6 +113,9 @@ def render(p: Prediction) -> str:
                  f"store and barrier)" if p.scheduled_compute_cycles is None else
                  f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency the prefetch does not hide: "
                  f"{glob}, {via})")
+        if w.full_waves == 0 and abs(p.exposed_latency_cycles_tail - p.exposed_latency_cycles) >= 0.5:
+            L.append(f"  (this grid is one partial wave, {w.tail_blocks_per_sm} block(s) an SM: "
+                     f"{p.exposed_latency_cycles_tail:,.0f} cycles of load latency exposed a k-tile there)")
     if p.replayed_latency_cycles is not None and abs(p.replayed_latency_cycles - p.cycles_per_tile["latency"]) < 0.5 \
             and p.exposed_latency_cycles > 0.5:  # the replay binds (a tie with nothing exposed leaves the closed form's words)
         L[-1] = (f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles: the same loop replayed with its global loads' latency "

@@ -422,6 +422,28 @@ class ComputeStage:
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
     lockstep: np.ndarray  # cycles the unused sectors of lone blocks' lines add to a load phase (terms.lockstep_load_cycles)
     lone_fetch_interval: np.ndarray  # the fewest clocks between a lone warp's instructions the fetch allows (last wave; 0: none)
+    load_use_share: np.ndarray  # the last wave's prefetch share where the load-use window cuts it (window_applies; NaN: not cut)
+
+
+def window_applies(blocks_per_sm, warps_per_block, schedulers, full_waves) -> np.ndarray:
+    """Where a double-buffered block's next-tile loads are hidden only by the FFMAs before their first consumer
+    (schedule.load_use_window: the shared stores that stage the tile), not by all those before the barrier (the
+    prefetch share, measure.sass.prefetch_fraction).
+
+    A warp that reaches those stores while its loads are in flight waits there; the FFMAs it would issue after
+    them hide nothing unless another warp of its scheduler issues meanwhile. That is so (1) where a block's warps
+    on an SM are at most its schedulers, each warp alone on its scheduler (docs/model.md, "Where the model
+    misses": 38 lone points measured on the H100), and (2) where one block is alone on its SM in a grid of one
+    partial wave: its warps share the schedulers only with each other, they meet at the barrier every k-tile, so
+    they reach their stores within a few instructions of one another and wait together, and no later block comes
+    to fill the wait. Case (2) is what Nsight Compute sampled on the H200 (docs/model.md, "A first touch's wait,
+    sampled"): double_buffer's default, one block of eight warps on each of 16 SMs after the L2 flush, spent 151
+    cycles a k-tile on the long scoreboard, at its shared stores, where the prefetch share hid all but a few. With
+    two or more blocks an SM one block's FFMAs fill another's wait (the same sampling: 8-25 cycles), and in the
+    later waves of grids of one block an SM the recorded points keep the prefetch share (docs/model.md, "The
+    load-use window of a block alone in one wave")."""
+    b = np.asarray(blocks_per_sm)
+    return (b * warps_per_block <= schedulers) | ((b == 1) & (np.asarray(full_waves) == 0))
 
 
 def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
@@ -493,16 +515,20 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     unused = (T.tile_line_bytes(r.bm, r.bn, r.bk) - ll.tile_bytes) * (r.uses_smem > 0)
     rem = t.blocks - w.full_waves * w.blocks_per_wave
     # a warp alone on its scheduler waits for the next tile's loads at the first instruction that reads them (the
-    # shared stores), so only the FFMAs before it hide them (schedule.load_use_window); with two or more warps a
-    # scheduler the other warps issue meanwhile and the prefetch share (to the barrier) stands
+    # shared stores), so only the FFMAs before it hide them (schedule.load_use_window); so do the warps of a block
+    # alone on its SM in a grid of one partial wave (window_applies); otherwise the other blocks' warps issue
+    # meanwhile and the prefetch share (to the barrier) stands
     win = np.array([np.nan if (u := load_use_window(bf.program)) is None else u for bf in builds])
     pf_lone = np.where(np.isfinite(win) & (pf > 0), np.fmin(pf, win), pf)
 
     def lone(bb):  # a block's warps on an SM at most the schedulers: each warp alone on its scheduler
         return bb * warps <= sched_n
 
+    def windowed(bb):
+        return window_applies(bb, warps, sched_n, w.full_waves)
+
     def hide_of(bb):
-        return np.where(lone(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
+        return np.where(windowed(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
 
     # the SMs that run blocks: in a grid of one partial wave, whose blocks all start at once, one per block up to
     # all; otherwise all (a last partial wave after full ones overlaps their last blocks, which end at different
@@ -532,6 +558,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         scheduled_latency=np.full(n, np.nan) if simlat_full is None else simlat_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
                         lone_fetch_interval=np.broadcast_to(lone_interval * lone(last_b), (n,)),
+                        load_use_share=np.where((kind == 2) & windowed(last_b) & (pf_lone < pf), pf_lone, np.nan),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
                             T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)))
@@ -1152,6 +1179,8 @@ class Prediction(_M):
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
     lone_fetch_interval_cycles: float = 0.0  # the fewest clocks between a lone warp's instructions the loop's fetch allows (0: none)
+    exposed_latency_cycles_tail: float = 0.0  # the same for the last partial wave's blocks (what a grid of one partial wave runs)
+    load_use_share: Optional[float] = None  # the last wave's blocks: the FFMAs' share before the next tile's first consumer, where it replaces the prefetch share (window_applies)
     # the smem-less kernels' L1 cost per warp and k step (l1_lines_stage): distinct 128-byte lines (A's rows and
     # the B line), the most words of A in one bank (+1 for B), the lines the L1 looks up per clock and whence
     l1_lines_per_warp_step: Optional[float] = None
@@ -1269,6 +1298,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                     tail_refilled=bool(w.tail_refilled[k])),
         cycles_per_tile={nm: float(c.cycles[j, k]) for j, nm in enumerate(T.TERMS)},
         exposed_latency_cycles=float(c.exposed[k]),
+        exposed_latency_cycles_tail=float(c.exposed_tail[k]),
         load_steps=None if r.uses_smem[k] > 0 else float(ll.load_steps[k]),
         load_steps_from_binary=bool(r.uses_smem[k] == 0 and ll.load_steps_binary[k]),
         l2_port_bytes_per_clock=fig.l2_port_bytes_per_clock,
@@ -1290,6 +1320,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
         lone_fetch_interval_cycles=float(c.lone_fetch_interval[k]),
+        load_use_share=None if not np.isfinite(c.load_use_share[k]) else float(c.load_use_share[k]),
         **_l1_fields(device, r, k),
         **({} if not _stages_tile_f4(config) else
            dict(ldg_lines_per_load=float(np.mean(tile_load_lines(config))), ldg_returns_per_warp_tile=float(r.ldg_returns[k]))),
