@@ -78,9 +78,10 @@ def test_the_edge_body_costs_what_the_docs_say(kernel, ratio):
 
 
 def test_the_recorded_run_with_and_without_the_scalar_stores():
-    """The run replayed with its own calibration's figures (the H200 bench run's): 10.5 % MAPE (+9.9 %) with the
-    edge bodies storing as the interior, 7.5 % (+3.6 %) with their scalar stores (11.2 % (+10.8 %) and 8.0 % (+4.5 %)
-    before the H200's DRAM wait against the lines in flight was given to A's walk)."""
+    """The run replayed with its own calibration's figures (the H200 bench run's): 9.3 % MAPE (+8.3 %) with the
+    edge bodies storing as the interior, 6.5 % (+2.0 %) with their scalar stores (10.5 % (+9.9 %) and 7.5 % (+3.6 %)
+    before a block alone on its SM in one partial wave took its binary's load-use window, 11.2 % (+10.8 %) and
+    8.0 % (+4.5 %) before the H200's DRAM wait against the lines in flight was given to A's walk)."""
     run = analysis.load_run(RUN)
     facts = analysis.run_facts(run, RUN)
     from perfmodel.accuracy import figures_for
@@ -96,5 +97,5 @@ def test_the_recorded_run_with_and_without_the_scalar_stores():
         mp.setattr(P, "edge_stage", lambda configs, r, M, N, K: (orig(configs, r, M, N, K)[0], r))
         without = errors()
     assert len(with_scalar) == len(without) == 60
-    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (10.5, 9.9)
-    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (7.5, 3.6)
+    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (9.3, 8.3)
+    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (6.5, 2.0)
