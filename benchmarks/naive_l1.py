@@ -4,10 +4,12 @@ needs Nsight Compute).
 
   python3 benchmarks/naive_l1.py time [KERNEL]    # GFLOPS of the kernel's defaults (naive), M = N = 2048, K near 2048
   python3 benchmarks/naive_l1.py launch [KERNEL]  # each K launched once (run under ncu: benchmarks/naive_l1.sh)
+  NAIVE_L1_KS=1000,1001,... NAIVE_L1_MN=2048 python3 benchmarks/naive_l1.py time   # other K values or M = N
 
 The K values differ only in their factor of two: gcd(K, 32) rows of a warp share an L1 bank
 (word address m*K + k, 32 banks of 4 bytes), so the load needs gcd(K, 32) wavefronts if the lines are
 in L1 and one per line if the L1 works line by line."""
+import os
 import sys
 import time
 
@@ -16,8 +18,8 @@ import numpy as np
 from perfmodel import KernelConfig
 from perfmodel.measure.gpu import Gpu, Problem
 
-M = N = 2048
-KS = [2048, 2049, 2047, 2046, 2044, 2040, 2032, 2016, 1000, 1023]
+M = N = int(os.environ.get("NAIVE_L1_MN", "2048"))
+KS = [int(k) for k in os.environ.get("NAIVE_L1_KS", "2048,2049,2047,2046,2044,2040,2032,2016,1000,1023").split(",")]
 
 
 def main(mode: str, kernel: str = "naive") -> int:
@@ -46,10 +48,10 @@ def main(mode: str, kernel: str = "naive") -> int:
         rows.append((K, int(np.gcd(K, 32)), float(np.median(g)), float(g.min()), float(g.max())))
     if mode == "time":
         print(f"{gpu.name}: {cfg.label()}, M = N = {M}; GFLOPS median (min-max) of 9 launches, host-timed")
-        print("| K | gcd(K, 32) | GFLOPS | min | max |")
-        print("|---|---|---|---|---|")
+        print("| K | gcd(K, 32) | row stride mod 128 B | GFLOPS | min | max |")
+        print("|---|---|---|---|---|---|")
         for K, g, med, lo, hi in rows:
-            print(f"| {K} | {g} | {med:,.0f} | {lo:,.0f} | {hi:,.0f} |")
+            print(f"| {K} | {g} | {4 * K % 128} | {med:,.0f} | {lo:,.0f} | {hi:,.0f} |")
     return 0
 
 
