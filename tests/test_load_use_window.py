@@ -9,6 +9,7 @@ import numpy as np
 
 from perfmodel import analysis
 from perfmodel.model.schedule import load_use_window
+from recorded import replayed_rows
 
 REF = "results/reference-calibration-h100-sxm.toml"
 RUNS = ("results/20261127-044850-h100-sxm-lone-fetch", "results/20261127-051619-h100-sxm-lone-grid")
@@ -70,16 +71,8 @@ H200_RUN = "results/20261123-222023-h200-shapes-all"
 
 
 def _run_errors(rd: str, old_rule: bool) -> dict:
-    P = importlib.import_module("perfmodel.model.predict")
-    out = {}
-    lone_only = (lambda b, warps, schedulers, full_waves: np.asarray(b) * warps <= schedulers)
-    with mock.patch.object(P, "window_applies", lone_only) if old_rule else contextlib.nullcontext():
-        run = analysis.load_run(rd)
-        fig = analysis.run_figures(rd, calibration=f"{rd}/calibration.toml")
-        for r in analysis.rows(run, fig, analysis.run_facts(run, rd)):
-            if r.get("error_pct") is not None:
-                out[(r["kernel"], r["config"], r["M"], r["N"], r["K"], r["measured_gflops"])] = (r["error_pct"], r["regime"])
-    return out
+    return {(r["kernel"], r["config"], r["M"], r["N"], r["K"], r["measured_gflops"]): (r["error_pct"], r["regime"])
+            for r in replayed_rows(rd, f"{rd}/calibration.toml", lone_warps_window=old_rule)}
 
 
 def test_a_block_alone_on_its_sm_in_one_partial_wave():

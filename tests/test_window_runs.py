@@ -1,13 +1,8 @@
 """Two H200 runs measured after their predictions (results/archive/window-predictions-20261130-h200.txt and
 window-controls-predictions-20261130-h200.txt): the double_buffer and split_k defaults, and tiled_2d's, in grids of
 one partial wave with one block an SM (9 to 121 blocks), replayed with the calibration the predictions used."""
-import contextlib
-import importlib
-from unittest import mock
-
 import numpy as np
-
-from perfmodel import analysis
+from recorded import replayed_rows
 
 CAL = "results/20261130-010700-h200-bench-all/calibration.toml"
 WINDOW = "results/20261130-105559-h200-window"
@@ -16,15 +11,10 @@ CONTROLS = "results/20261130-105745-h200-window-controls"
 
 def _replay(rd: str, old_rule: bool = False) -> dict:
     """{(kernel, M, K): (error %, measured GFLOPS)}; old_rule: the load-use window only for lone warps."""
-    P = importlib.import_module("perfmodel.model.predict")
-    lone_only = (lambda b, warps, schedulers, full_waves: np.asarray(b) * warps <= schedulers)
     out = {}
-    with mock.patch.object(P, "window_applies", lone_only) if old_rule else contextlib.nullcontext():
-        run = analysis.load_run(rd)
-        for r in analysis.rows(run, analysis.run_figures(rd, calibration=CAL), analysis.run_facts(run, rd)):
-            if r.get("error_pct") is not None:
-                assert r["M"] == r["N"]
-                out[(r["kernel"], r["M"], r["K"])] = (r["error_pct"], r["measured_gflops"])
+    for r in replayed_rows(rd, CAL, lone_warps_window=old_rule):
+        assert r["M"] == r["N"]
+        out[(r["kernel"], r["M"], r["K"])] = (r["error_pct"], r["measured_gflops"])
     return out
 
 

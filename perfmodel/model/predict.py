@@ -443,7 +443,12 @@ def window_applies(blocks_per_sm, warps_per_block, schedulers, full_waves) -> np
     later waves of grids of one block an SM the recorded points keep the prefetch share (docs/model.md, "The
     load-use window of a block alone in one wave")."""
     b = np.asarray(blocks_per_sm)
-    return (b * warps_per_block <= schedulers) | ((b == 1) & (np.asarray(full_waves) == 0))
+    return lone_warps(b, warps_per_block, schedulers) | ((b == 1) & (np.asarray(full_waves) == 0))
+
+
+def lone_warps(blocks_per_sm, warps_per_block, schedulers) -> np.ndarray:
+    """Whether a block's warps on an SM are at most its schedulers: each warp alone on its scheduler."""
+    return np.asarray(blocks_per_sm) * warps_per_block <= schedulers
 
 
 def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficStage, i: IssueStage, ll: LittlesLawStage,
@@ -521,9 +526,6 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     win = np.array([np.nan if (u := load_use_window(bf.program)) is None else u for bf in builds])
     pf_lone = np.where(np.isfinite(win) & (pf > 0), np.fmin(pf, win), pf)
 
-    def lone(bb):  # a block's warps on an SM at most the schedulers: each warp alone on its scheduler
-        return bb * warps <= sched_n
-
     def windowed(bb):
         return window_applies(bb, warps, sched_n, w.full_waves)
 
@@ -557,7 +559,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         bank_floor=floors.get("full", np.full(n, np.nan)),
                         scheduled_latency=np.full(n, np.nan) if simlat_full is None else simlat_full,
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
-                        lone_fetch_interval=np.broadcast_to(lone_interval * lone(last_b), (n,)),
+                        lone_fetch_interval=np.broadcast_to(lone_interval * lone_warps(last_b, warps, sched_n), (n,)),
                         load_use_share=np.where((kind == 2) & windowed(last_b) & (pf_lone < pf), pf_lone, np.nan),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
