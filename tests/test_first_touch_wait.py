@@ -88,3 +88,31 @@ def test_records_of_different_sizes_are_refused_in_one_line():
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "first_touch_wait.py"), "--pair",
                         str(PAIRS[2048]["flushed"]), str(PAIRS[1536]["warm"])], capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "different problem sizes" in r.stderr
+
+
+TILES = {s: ftw.ARCHIVE / f"ncu-stall-pcs-20261130-h200-512-tiles-{s}.json" for s in ("flushed", "warm")}
+
+
+def test_the_first_touch_premium_does_not_grow_with_the_tile():
+    """Eight configurations alone on their SMs at 512 x 512 x 1024, sampled again after the flush and warm
+    (results/archive/ncu-stall-pcs-20261130-h200-512-tiles-*.json): the six single-buffered ones pay 353-534 SM
+    cycles a k-tile for the first touch, whether their tile has 32 lines (64 x 64 x 8) or 128 (128 x 128 x 16), where
+    the loaded DRAM latency at the whole tile's lines grows from 937 to 1,291 cycles; the configurations of the
+    first record repeat within a fifth (tiled_2d's premium 620 there, 493 here)."""
+    from perfmodel import Figures
+
+    fig = Figures.load("h200", str(ftw.CALIBRATION))
+    rows = {r["spec"]: r for r in ftw.measured(TILES)}
+    first = _rows()
+    assert len(rows) == 8
+    single = [s for s in rows if not s.startswith("double_buffer")]
+    assert len(single) == 6 and all(350 < rows[s]["premium"] < 540 for s in single)
+    lines = {s: (rows[s]["config"].bm + rows[s]["config"].bn) * rows[s]["config"].bk * 4 / 128 for s in single}
+    assert min(lines.values()) == 32 and max(lines.values()) == 128
+    tables = {s: ftw.table_latency(fig, rows[s]["config"]) for s in single}
+    assert round(min(tables.values())) == 937 and round(max(tables.values())) == 1291
+    # the premium of the smallest tiles is not below that of the largest
+    small = [rows[s]["premium"] for s in single if lines[s] == 32]
+    assert min(small) > rows["warp_tiled:"]["premium"]
+    for s in ("double_buffer:", "double_buffer:bm=128,bn=64,bk=8,tm=8,tn=8", "tiled_2d:", "warp_tiled:"):
+        assert abs(rows[s]["premium"] / first[s]["premium"] - 1) < 0.21, s
