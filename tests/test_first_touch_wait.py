@@ -98,7 +98,7 @@ def test_the_first_touch_premium_does_not_grow_with_the_tile():
     (results/archive/ncu-stall-pcs-20261130-h200-512-tiles-*.json): the six single-buffered ones pay 353-534 SM
     cycles a k-tile for the first touch, whether their tile has 32 lines (64 x 64 x 8) or 128 (128 x 128 x 16), where
     the loaded DRAM latency at the whole tile's lines grows from 937 to 1,291 cycles; the configurations of the
-    first record repeat within a fifth (tiled_2d's premium 620 there, 493 here)."""
+    first record repeat within 21 % (tiled_2d's premium 620 there, 493 here)."""
     from perfmodel import Figures
 
     fig = Figures.load("h200", str(ftw.CALIBRATION))
