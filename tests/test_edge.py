@@ -127,7 +127,8 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     """The row-alignment record (benchmarks/row_alignment.py), replayed with the reference calibration: the
     points whose blocks load the float4 layout four scalars at a time (the edge body, ragged = inner) are
     predicted closer with predict.ldg_wavefronts than with each scalar load charged its own width (6.7 against
-    7.3 % MAPE; 7.5 before a block alone on its SM in one partial wave took its binary's load-use window; with the same bodies' C stores counted as float4s, before docs/model.md "The edge bodies' C stores",
+    7.3 % MAPE; 7.5 before a block alone on its SM in one partial wave took its binary's load-use window; with
+    the same bodies' C stores counted as float4s, before docs/model.md "The edge bodies' C stores",
     the term took them at least a quarter closer), and the points that load float4 only (K = 1024 with edge, K =
     1024 and 1020 with inner4) do not move."""
     import importlib
