@@ -46,7 +46,7 @@ class BuildFacts:
     local_tile_bytes: Optional[float] = None
     program: Optional[dict] = None
     edge_program: Optional[dict] = None
-    origin: str = "estimate"  # estimate | given | compiler | recorded run
+    origin: str = "estimate"  # estimate | given | compiler | recorded run | source binary
 
 
 ESTIMATED = BuildFacts()

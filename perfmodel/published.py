@@ -5,7 +5,7 @@ the kernel's binary for the GPU's architecture (facts.for_config: the local nvcc
 compiler wheels; no GPU). No GPU needed."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -39,6 +39,26 @@ class Source(_Strict):
     parameters: str
 
 
+class SourceBinary(_Strict):
+    """What the source's own kernel compiles to: `file` at the source's commit (only `lines`, where the file
+    also holds host code), with the template `instance` the source launches where the kernel is a template, built for
+    `arch` (the GPU's sm_XX, from the PTX of `ptx` where the source's build ships PTX that the driver
+    compiles), and the registers and spill-store bytes the compiler reports for the entry `entry` (its
+    demangled name). `benchmarks/published_binaries.py` compiles every one and compares; the compiler is
+    named in `Published.binaries_compiled_with`. The catalogue's kernel of the same tiling can take more
+    registers, and a register count decides how many blocks an SM holds."""
+
+    file: str = Field(min_length=1)
+    entry: str = Field(min_length=1)
+    instance: Optional[str] = None
+    lines: Optional[tuple[PositiveInt, PositiveInt]] = None
+    includes: list[str] = []
+    arch: str = Field(pattern=r"^sm_[0-9]{2,3}$")
+    ptx: Optional[str] = Field(default=None, pattern=r"^compute_[0-9]{2,3}$")
+    registers: PositiveInt = Field(le=255)
+    spill_bytes: int = Field(ge=0)
+
+
 class Point(_Strict):
     source: str
     row: str
@@ -49,6 +69,7 @@ class Point(_Strict):
     K: PositiveInt
     gflops: Optional[PositiveFloat] = None
     time_ms: Optional[PositiveFloat] = None
+    binary: Optional[SourceBinary] = None
 
     @model_validator(mode="after")
     def _one_figure(self):
@@ -63,6 +84,7 @@ class Point(_Strict):
 
 class Published(_Strict):
     schema_version: int = Field(ge=1, le=1)
+    binaries_compiled_with: Optional[str] = None
     source: list[Source] = Field(min_length=1)
     point: list[Point] = Field(min_length=1)
 
@@ -138,7 +160,7 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
             figs[dev_name] = Figures.load(dev_name, figures=figures)
         fig = figs[dev_name]
         cfg = KernelConfig.make(pt.kernel, **pt.config)
-        build = facts.for_config(cfg, fig.device.compute_capability)
+        build = source_build(facts.for_config(cfg, fig.device.compute_capability), pt)
         preds.append((pt, dev_name, fig, cfg, build, predict(fig, cfg, pt.M, pt.N, pt.K, build=build)))
         if progress:
             progress(j, len(data.point))
@@ -159,6 +181,18 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
                                q05_gflops=pr.interval.q05_GFLOPS, q25_gflops=pr.interval.q25_GFLOPS,
                                q75_gflops=pr.interval.q75_GFLOPS, q95_gflops=pr.interval.q95_GFLOPS))))
     return rows, summary(rows)
+
+
+def source_build(build: facts.BuildFacts, pt: Point) -> facts.BuildFacts:
+    """The build facts a point is predicted with: the catalogue kernel's (its loop program, prefetch and
+    edge path), with the registers and local frame of the source's own binary where the file records them
+    (`Point.binary`): the occupancy is the binary's that ran, the loop the catalogue's of the same tiling."""
+    b = pt.binary
+    if b is None:
+        return build
+    return replace(build, registers=b.registers, local_bytes=b.spill_bytes, local_tile_bytes=None,
+                   registers_source=f"the source's kernel {b.entry} ({b.file}), {b.arch} (spills {b.spill_bytes} B)",
+                   origin="source binary")
 
 
 def _stats(errs) -> dict:

@@ -18,8 +18,9 @@ FILE = ROOT / "published" / "sgemm.toml"
 # published pointer chase (docs/model.md "Published measurements"); 25.5 % once an FFMA held the 16-lane
 # FP32 pipe of GA100 two clocks in the replay; 24.6 % with the L1 tag stage's published four lines a clock
 # where no rate was measured; 23.9 % once a one-element kernel's warp kept a line per unrolled k step in
-# flight. The goal is 12 %. This guards against getting worse while it is not met.
-MAPE_CEILING_PCT = 24.5
+# flight; 23.7 % with each point's registers those of the source's own binary (its occupancy) rather than
+# the catalogue kernel's. The goal is 12 %. This guards against getting worse while it is not met.
+MAPE_CEILING_PCT = 24.3
 
 
 def test_the_file_meets_its_inclusion_rule():
@@ -45,6 +46,8 @@ def test_time_is_turned_into_gflops():
     (lambda t: t.replace('device = "rtx4090"', 'device = "rtx9999"'), "'rtx9999' is not a shipped device"),
     (lambda t: t.replace("config = { bm = 64, bn = 64, bk = 8, tm = 8, tn = 8 }", "config = { bm = 64, bn = 64, bk = 8, tm = 7, tn = 8 }"), "tm=7"),
     (lambda t: t.replace('commit = "91a5e317f846b8763d57572c7314db084741d8c0"', 'commit = "main"'), "commit"),
+    (lambda t: t.replace('arch = "sm_86"', 'arch = "ampere"', 1), "arch"),
+    (lambda t: t.replace("registers = 127", "registers = 300", 1), "registers"),
 ])
 def test_a_bad_file_gets_one_line(tmp_path, edit, says):
     bad = tmp_path / "bad.toml"
@@ -63,9 +66,31 @@ def test_every_point_is_predicted_from_the_binary(scored):
     rows, summ = scored
     assert len(rows) == len(tomllib.loads(FILE.read_text())["point"])
     assert all(r.predicted_gflops > 0 and r.figures == "datasheet" for r in rows)
-    # the registers come from the compiler for the GPU's own architecture (nvcc or the wheels), not the estimate
-    assert all("sm_" in r.registers_source for r in rows if r.kernel != "naive")
+    # the registers are the source's own binary's (compiled by benchmarks/published_binaries.py), not the estimate
+    assert all(r.registers_source.startswith("the source's kernel ") and "sm_" in r.registers_source for r in rows)
     assert set(summ["by_generation"]) == {"sm_80", "sm_86", "sm_89"}
+
+
+def test_a_point_holds_the_blocks_its_own_binary_allows():
+    # the RTX 4060 Laptop's tiled_2d 128x128x8 8x8: the source's kernel takes 128 registers (two blocks of 256
+    # threads in the SM's 64 K), the catalogue's of the same tiling 164 (one block); predicted 3,048 GFLOPS with
+    # one block (-57 % against the 7,141 measured), 4,704 with the source's two (-34 %)
+    from perfmodel import facts
+    from perfmodel.catalogue import KernelConfig
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import predict
+
+    data = published.load(FILE)
+    pt = next(p for p in data.point if p.source == "leonyz-rtx4060-laptop" and p.kernel == "tiled_2d")
+    assert pt.binary.registers == 128 and pt.binary.spill_bytes == 0
+    fig = Figures.load("rtx4060-laptop", figures="auto")
+    cfg = KernelConfig.make(pt.kernel, **pt.config)
+    catalogue = facts.for_config(cfg, fig.device.compute_capability)
+    own = published.source_build(catalogue, pt)
+    assert catalogue.registers > 128 and own.registers == 128 and own.program is catalogue.program
+    one, two = (predict(fig, cfg, pt.M, pt.N, pt.K, build=b) for b in (catalogue, own))
+    assert int(one.occupancy.blocks_per_sm) == 1 and int(two.occupancy.blocks_per_sm) == 2
+    assert two.gflops > 1.3 * one.gflops
 
 
 def test_accuracy_on_published_points_is_no_worse_than_when_first_scored(scored):

@@ -1,0 +1,120 @@
+"""Compile each published point's own kernel (published/sgemm.toml, `[point.binary]`) and compare the
+registers and spill bytes the compiler reports with the figures the file records (CPU only; needs nvcc and
+a clone of every source repository).
+
+  python3 benchmarks/published_binaries.py REPOS_DIR            # a table: recorded vs compiled
+  python3 benchmarks/published_binaries.py REPOS_DIR --check    # exit 1 where a figure differs
+
+REPOS_DIR/<owner>+<name> is a git clone (or a directory holding one as `repo`) of each source's
+repository; the file is read at the source's commit (`git archive`). For each point the kernel's file
+(the lines `lines` names, where the file also holds host code) is compiled with a prelude of standard
+headers and without its cuBLAS include, with the template instance `instance` taken by address, by
+`nvcc -cubin -O3 -arch=<ptx> -code=<arch> -Xptxas -v` (`ptx`: the virtual architecture the source's build
+targets, where the driver compiles its PTX for the GPU; else the GPU's own). The entry whose demangled
+name is `entry` gives the figures."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from perfmodel.measure.toolchain import find_nvcc
+from perfmodel.published import load
+
+PRELUDE = "".join(f"#include <{h}>\n" for h in ("cstdio", "cstdlib", "cassert", "cstdint", "vector", "string",
+                                               "iostream", "iomanip", "algorithm", "cuda_runtime.h"))
+CUBLAS = re.compile(r'^\s*#\s*include\s*[<"]cublas_v2\.h[>"]', re.M)
+
+
+def checkout(repos: Path, repository: str, commit: str, dest: Path) -> Path:
+    owner, name = repository.split("/")
+    git = repos / f"{owner}+{name}"
+    if (git / "repo").exists():
+        git = git / "repo"
+    if not git.exists():
+        raise SystemExit(f"no clone of {repository} at {git}")
+    out = dest / f"{owner}+{name}"
+    if not out.exists():
+        out.mkdir(parents=True)
+        tar = subprocess.run(["git", "-C", str(git), "archive", commit], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(out)], input=tar, check=True)
+    return out
+
+
+def demangle(names: list[str]) -> list[str]:
+    r = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
+    return r.stdout.splitlines()
+
+
+def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
+    """{demangled entry without its parameters: (registers, spill store bytes)} of the point's file."""
+    src = tree / b.file
+    text = src.read_text(errors="replace")
+    if b.lines:
+        text = "\n".join(text.splitlines()[b.lines[0] - 1:b.lines[1]]) + "\n"
+    body = src.with_name(src.name + ".pm.cuh")
+    body.write_text(CUBLAS.sub("", text))
+    wrapper = src.with_name(src.name + ".pm.cu")
+    wrapper.write_text(PRELUDE + f'#include "{body.name}"\n' + (f"static void *pm_instance = (void *)&{b.instance};\n" if b.instance else ""))
+    arch = b.arch.replace("sm_", "")
+    ptx = b.ptx or f"compute_{arch}"
+    cmd = [nvcc, "-cubin", "-O3", f"-arch={ptx}", f"-code={b.arch}", "-Xptxas", "-v", "-o", "/dev/null",
+           *[f"-I{tree / i}" for i in b.includes], str(wrapper)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{b.file}: nvcc failed: {r.stderr.strip()[-600:]}")
+    found, cur = {}, None
+    for line in r.stderr.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line) or re.search(r"Function properties for (\w+)", line)
+        if m:
+            cur = m.group(1)
+        m = re.search(r"(\d+) bytes spill stores", line)
+        if m and cur:
+            found.setdefault(cur, [0, 0])[1] = int(m.group(1))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and cur:
+            found.setdefault(cur, [0, 0])[0] = int(m.group(1))
+    names = list(found)
+    return {d.split("(")[0].removeprefix("void ").strip(): tuple(found[n]) for n, d in zip(names, demangle(names))}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-"):
+        print("usage: python3 benchmarks/published_binaries.py REPOS_DIR [--check]", file=sys.stderr)
+        return 2
+    repos, check = Path(argv[0]), "--check" in argv[1:]
+    nvcc = find_nvcc() or shutil.which("nvcc")
+    if not nvcc:
+        print("needs nvcc (the CUDA toolkit)", file=sys.stderr)
+        return 2
+    data = load()
+    sources = {s.id: s for s in data.source}
+    bad = 0
+    print(f"{data.binaries_compiled_with}; this run: {subprocess.run([nvcc, '--version'], capture_output=True, text=True).stdout.strip().splitlines()[-1]}")
+    print(f"| source | row | entry | arch | recorded registers / spills | compiled | |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="published-") as tmp:
+        cache: dict = {}
+        for pt in data.point:
+            b = pt.binary
+            if b is None:
+                continue
+            s = sources[pt.source]
+            tree = checkout(repos, s.repository, s.commit, Path(tmp))
+            key = (s.id, b.file, b.instance, b.arch, b.ptx, tuple(b.lines or ()))
+            if key not in cache:
+                cache[key] = compile_entries(nvcc, tree, b)
+            got = cache[key].get(b.entry)
+            ok = got == (b.registers, b.spill_bytes)
+            bad += not ok
+            shown = "no such entry: " + ", ".join(cache[key]) if got is None else f"{got[0]} / {got[1]} B"
+            print(f"| {s.id} | {pt.row} | {b.entry} | {b.arch} | {b.registers} / {b.spill_bytes} B | {shown} | {'ok' if ok else 'DIFFERS'} |")
+    print(f"{bad} point(s) differ")
+    return 1 if (check and bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,50 @@
+"""benchmarks/published_binaries.py: a source's kernel file compiled as the published points record it
+(without its cuBLAS include, the template instance taken by address, host code cut by `lines`), the
+entry found by its demangled name (needs nvcc; skipped without one)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfmodel.measure import toolchain
+from perfmodel.published import SourceBinary
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import published_binaries as pb  # noqa: E402
+
+needs_nvcc = pytest.mark.skipif(toolchain.find_nvcc() is None, reason="no local nvcc")
+
+KERNEL = """#include <cublas_v2.h>
+template <const int TM, const uint BS>
+__global__ void tile(int n, const float *a, float *c) {
+    float acc[TM] = {0.0f};
+    for (int k = 0; k < n; ++k)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) acc[i] += a[k * TM + i] * a[k + i];
+#pragma unroll
+    for (int i = 0; i < TM; ++i) c[threadIdx.x * TM + i] = acc[i];
+}
+__global__ void plain(float *c) { c[threadIdx.x] = 1.0f; }
+void host_only() { cublasCreate(nullptr); }
+"""
+
+
+@needs_nvcc
+def test_a_templated_kernel_is_compiled_and_found_by_its_demangled_name(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cuh").write_text(KERNEL)
+    b = SourceBinary(file="src/k.cuh", lines=(1, 11), instance="tile<16, 32>", entry="tile<16, 32u>", arch="sm_80",
+                     registers=1, spill_bytes=0)
+    got = pb.compile_entries(toolchain.find_nvcc(), tmp_path, b)
+    assert set(got) == {"tile<16, 32u>", "plain"}
+    regs, spills = got["tile<16, 32u>"]
+    assert 16 < regs <= 255 and spills == 0  # sixteen accumulators live across the loop
+    assert got["plain"][0] < regs
+    # without `lines` the host code's cuBLAS call is compiled too, and fails without cuBLAS's header
+    with pytest.raises(SystemExit, match="nvcc failed"):
+        pb.compile_entries(toolchain.find_nvcc(), tmp_path, b.model_copy(update={"lines": None}))
+
+
+def test_the_script_needs_a_folder_of_clones(capsys):
+    assert pb.main([]) == 2 and "REPOS_DIR" in capsys.readouterr().err
