@@ -139,6 +139,8 @@ class Scored:
     bound: str
     figures: str
     registers_source: str
+    registers: int = 0  # of the binary the point is predicted with (Point.binary where recorded)
+    blocks_per_sm: int = 0  # the occupancy those registers give
     q05_gflops: float = 0.0  # the prediction's 90 % and 50 % intervals (model.uncertainty)
     q25_gflops: float = 0.0
     q75_gflops: float = 0.0
@@ -177,6 +179,7 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
                            row=pt.row, kernel=pt.kernel, config=cfg.label(), M=pt.M, N=pt.N, K=pt.K,
                            measured_gflops=meas, predicted_gflops=pr.gflops, error_pct=100.0 * (pr.gflops / meas - 1.0),
                            bound=pr.bound, figures=fig.kind, registers_source=build.registers_source,
+                           registers=pr.resources.registers_per_thread, blocks_per_sm=pr.occupancy.blocks_per_sm,
                            **({} if pr.interval is None else dict(
                                q05_gflops=pr.interval.q05_GFLOPS, q25_gflops=pr.interval.q25_GFLOPS,
                                q75_gflops=pr.interval.q75_GFLOPS, q95_gflops=pr.interval.q95_GFLOPS))))

@@ -139,3 +139,13 @@ def test_a_coalesced_warp_keeps_lines_not_words_in_flight(scored):
     rows, _ = scored
     pt = [r for r in rows if r.device == "rtx3070ti" and r.kernel == "coalesced"]
     assert len(pt) == 1 and abs(pt[0].error_pct) < 10 and pt[0].bound != "dram", pt[0]
+
+
+def test_the_table_shows_each_points_registers_and_blocks(capsys):
+    from perfmodel.cli import main
+
+    assert main(["accuracy", "--published"]) == 0
+    out = capsys.readouterr().out
+    assert "| registers (blocks/SM) |" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("| leonyz-rtx4060-laptop | rtx4060-laptop | kernel 5"))
+    assert "| 128 (2) |" in line

@@ -144,11 +144,11 @@ def _published(a) -> int:
     if a.json:
         print(json.dumps(published.as_json(rows, summ), indent=1))
         return 0
-    print("| source | device | row | kernel, tile | M x N x K | measured GFLOPS | predicted | error | bound |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| source | device | row | kernel, tile | M x N x K | registers (blocks/SM) | measured GFLOPS | predicted | error | bound |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r.source} | {r.device} | {r.row} | {r.config} | {r.M}x{r.N}x{r.K} | {r.measured_gflops:,.0f} | "
-              f"{r.predicted_gflops:,.0f} | {r.error_pct:+.1f} % | {r.bound} |")
+        print(f"| {r.source} | {r.device} | {r.row} | {r.config} | {r.M}x{r.N}x{r.K} | {r.registers} ({r.blocks_per_sm}) | "
+              f"{r.measured_gflops:,.0f} | {r.predicted_gflops:,.0f} | {r.error_pct:+.1f} % | {r.bound} |")
     for key, title in (("by_generation", "generation"), ("by_source", "source"), ("by_kernel", "kernel")):
         print(f"\n| {title} | points | MAPE | median APE | bias |")
         print("|---|---|---|---|---|")
