@@ -49,8 +49,9 @@ def demangle(names: list[str]) -> list[str]:
     return r.stdout.splitlines()
 
 
-def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
-    """{demangled entry without its parameters: (registers, spill store bytes)} of the point's file."""
+def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str | None = None) -> tuple[bytes, dict]:
+    """(cubin, {demangled entry without its parameters: (mangled name, registers, spill store bytes)}) of the
+    point's file built for `arch` (default the point's: b.arch from b.ptx's PTX, or from the GPU's own)."""
     src = tree / b.file
     text = src.read_text(errors="replace")
     if b.lines:
@@ -59,9 +60,10 @@ def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
     body.write_text(CUBLAS.sub("", text))
     wrapper = src.with_name(src.name + ".pm.cu")
     wrapper.write_text(PRELUDE + f'#include "{body.name}"\n' + (f"static void *pm_instance = (void *)&{b.instance};\n" if b.instance else ""))
-    arch = b.arch.replace("sm_", "")
-    ptx = b.ptx or f"compute_{arch}"
-    cmd = [nvcc, "-cubin", "-O3", f"-arch={ptx}", f"-code={b.arch}", "-Xptxas", "-v", "-o", "/dev/null",
+    arch = arch or b.arch
+    ptx = ptx or (b.ptx if arch == b.arch else None) or f"compute_{arch.replace('sm_', '')}"
+    out = src.with_name(src.name + f".{arch}.cubin")
+    cmd = [nvcc, "-cubin", "-O3", f"-arch={ptx}", f"-code={arch}", "-Xptxas", "-v", "-o", str(out),
            *[f"-I{tree / i}" for i in b.includes], str(wrapper)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -78,7 +80,13 @@ def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
         if m and cur:
             found.setdefault(cur, [0, 0])[0] = int(m.group(1))
     names = list(found)
-    return {d.split("(")[0].removeprefix("void ").strip(): tuple(found[n]) for n, d in zip(names, demangle(names))}
+    entries = {d.split("(")[0].removeprefix("void ").strip(): (n, *found[n]) for n, d in zip(names, demangle(names))}
+    return out.read_bytes(), entries
+
+
+def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
+    """{demangled entry without its parameters: (registers, spill store bytes)} of the point's file."""
+    return {k: (regs, spills) for k, (_, regs, spills) in compile_module(nvcc, tree, b)[1].items()}
 
 
 def main(argv: list[str]) -> int:
