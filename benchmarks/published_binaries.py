@@ -1,6 +1,6 @@
 """Compile each published point's own kernel (published/sgemm.toml, `[point.binary]`) and compare the
-registers and spill bytes the compiler reports with the figures the file records (CPU only; needs nvcc and
-a clone of every source repository).
+registers and spill bytes the compiler reports, and the FFMAs of its k-tile loop in the SASS, with the
+figures the file records (CPU only; needs nvcc, nvdisasm and a clone of every source repository).
 
   python3 benchmarks/published_binaries.py REPOS_DIR            # a table: recorded vs compiled
   python3 benchmarks/published_binaries.py REPOS_DIR --check    # exit 1 where a figure differs
@@ -11,7 +11,8 @@ repository; the file is read at the source's commit (`git archive`). For each po
 headers and without its cuBLAS include, with the template instance `instance` taken by address, by
 `nvcc -cubin -O3 -arch=<ptx> -code=<arch> -Xptxas -v` (`ptx`: the virtual architecture the source's build
 targets, where the driver compiles its PTX for the GPU; else the GPU's own). The entry whose demangled
-name is `entry` gives the figures."""
+name is `entry` gives the figures; `nvdisasm -hex` of the cubin, its FFMAs in the loop whose backward
+branch holds the most (`sass.loop_lines`, as the catalogue's loops are read)."""
 from __future__ import annotations
 
 import re
@@ -80,13 +81,32 @@ def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str |
         if m and cur:
             found.setdefault(cur, [0, 0])[0] = int(m.group(1))
     names = list(found)
-    entries = {d.split("(")[0].removeprefix("void ").strip(): (n, *found[n]) for n, d in zip(names, demangle(names))}
+    loops = loop_ffmas(out)
+    entries = {d.split("(")[0].removeprefix("void ").strip(): (n, *found[n], loops.get(n, 0)) for n, d in zip(names, demangle(names))}
     return out.read_bytes(), entries
 
 
-def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int]]:
-    """{demangled entry without its parameters: (registers, spill store bytes)} of the point's file."""
-    return {k: (regs, spills) for k, (_, regs, spills) in compile_module(nvcc, tree, b)[1].items()}
+def loop_ffmas(cubin: Path) -> dict[str, int]:
+    """{mangled entry: FFMAs in its k-tile loop (the backward branch whose body holds the most, sass.loop_lines)}."""
+    from perfmodel.measure import sass
+
+    exe = sass.find_nvdisasm()
+    if exe is None:
+        raise SystemExit("needs nvdisasm (the CUDA toolkit, or pip install 'perfmodel[sass]')")
+    listing = subprocess.run([exe, "-hex", str(cubin)], capture_output=True, text=True, check=True).stdout
+    marks = list(re.finditer(r"^//-+ \.text\.(\S+)\s+-+$", listing, re.M))
+    ends = [m.start() for m in marks[1:]] + [len(listing)]
+    out = {}
+    for m, e in zip(marks, ends):
+        body = sass.loop_lines(listing[m.start():e])
+        out[m.group(1)] = 0 if body is None else sum("FFMA" in ln for ln in body)
+    return out
+
+
+def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int, int]]:
+    """{demangled entry without its parameters: (registers, spill store bytes, FFMAs in its k-tile loop)} of
+    the point's file."""
+    return {k: (regs, spills, loop) for k, (_, regs, spills, loop) in compile_module(nvcc, tree, b)[1].items()}
 
 
 def main(argv: list[str]) -> int:
@@ -102,7 +122,7 @@ def main(argv: list[str]) -> int:
     sources = {s.id: s for s in data.source}
     bad = 0
     print(f"{data.binaries_compiled_with}; this run: {subprocess.run([nvcc, '--version'], capture_output=True, text=True).stdout.strip().splitlines()[-1]}")
-    print(f"| source | row | entry | arch | recorded registers / spills | compiled | |")
+    print(f"| source | row | entry | arch | recorded registers / spills / loop FFMAs | compiled | |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         cache: dict = {}
@@ -116,10 +136,11 @@ def main(argv: list[str]) -> int:
             if key not in cache:
                 cache[key] = compile_entries(nvcc, tree, b)
             got = cache[key].get(b.entry)
-            ok = got == (b.registers, b.spill_bytes)
+            ok = got == (b.registers, b.spill_bytes, b.loop_ffma)
             bad += not ok
-            shown = "no such entry: " + ", ".join(cache[key]) if got is None else f"{got[0]} / {got[1]} B"
-            print(f"| {s.id} | {pt.row} | {b.entry} | {b.arch} | {b.registers} / {b.spill_bytes} B | {shown} | {'ok' if ok else 'DIFFERS'} |")
+            shown = "no such entry: " + ", ".join(cache[key]) if got is None else f"{got[0]} / {got[1]} B / {got[2]}"
+            print(f"| {s.id} | {pt.row} | {b.entry} | {b.arch} | {b.registers} / {b.spill_bytes} B / {b.loop_ffma} | {shown} | "
+                  f"{'ok' if ok else 'DIFFERS'} |")
     print(f"{bad} point(s) differ")
     return 1 if (check and bad) else 0
 

@@ -4,15 +4,17 @@ predicted for it: does the catalogue kernel's loop with the source binary's regi
 
   python3 benchmarks/published_kernels.py predict REPOS_DIR DEVICE CALIBRATION  # CPU, nvcc: the predictions, before measuring
   python3 benchmarks/published_kernels.py time REPOS_DIR OUT.json               # GPU: each kernel at 4096^3, verified, timed
-  python3 benchmarks/published_kernels.py score DEVICE CALIBRATION RECORD.json  # CPU: predicted vs measured
+  python3 benchmarks/published_kernels.py score REPOS_DIR DEVICE CALIBRATION RECORD.json  # CPU, nvcc: predicted vs measured
 
 REPOS_DIR holds a clone of each source repository as for benchmarks/published_binaries.py. Each kernel is
 built for the GPU's architecture from its source file at the pinned commit (the same wrapper), launched
 with the grid, block and argument order of the source's own runner (LAUNCH below), alpha = 1 and beta = 0
 into a zeroed C, checked against a float64 product (the shape's sampled rows and columns) and timed like
 validate's points (L2 flushed between launches). `score` predicts each with the figures of DEVICE and
-CALIBRATION twice: with the catalogue kernel's facts, and with the source binary's registers and stack
-(as the GPU's build reported them, in the record) in place of the catalogue's."""
+CALIBRATION three ways: with the catalogue kernel's facts; with the source binary's registers and stack
+(as the GPU's build reported them, in the record) in place of the catalogue's; and by the published
+points' rule (published.source_build: the source's registers only where its k-tile loop, in this
+machine's build for the same architecture, is unrolled)."""
 from __future__ import annotations
 
 import json
@@ -91,7 +93,7 @@ def time_mode(repos: Path, out: Path) -> int:
             b = pt.binary
             tree = pb.checkout(repos, s.repository, s.commit, Path(tmp))
             cubin, entries = pb.compile_module(nvcc, tree, b, arch=arch)
-            mangled, regs, spills = entries[b.entry]
+            mangled, regs, spills, _ = entries[b.entry]
             fn = gpu.drv.module_from_buffer(cubin).get_function(mangled)
             order, block, ((gx, tx), (gy, ty)) = LAUNCH[(pt.source, b.entry)]
             dims = dict(M=SIZE, N=SIZE, K=SIZE)
@@ -122,11 +124,14 @@ def time_mode(repos: Path, out: Path) -> int:
 
 
 def predictions(device: str, calibration: str, built: dict) -> list[dict]:
-    """Each kernel's predictions with DEVICE and CALIBRATION's figures: the catalogue kernel's facts, and
-    those with the registers and stack of `built[(source, entry)]` = (registers, spill bytes)."""
+    """Each kernel's predictions with DEVICE and CALIBRATION's figures: the catalogue kernel's facts; those
+    with the registers and stack of `built[(source, entry)]` = (registers, spill bytes, loop FFMAs), the
+    build for the device's architecture, in place of the catalogue's; and as `perfmodel accuracy
+    --published` predicts (published.source_build: the source's registers where its k-tile loop is
+    unrolled, else the catalogue's facts)."""
     from dataclasses import replace
 
-    from perfmodel import facts
+    from perfmodel import facts, published
     from perfmodel.catalogue import KernelConfig
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import predict
@@ -138,53 +143,74 @@ def predictions(device: str, calibration: str, built: dict) -> list[dict]:
         key = (pt.source, pt.binary.entry)
         if key not in built:
             continue
+        regs, spills, loop = built[key]
         cfg = KernelConfig.make(pt.kernel, **pt.config)
         cat = facts.for_config(cfg, cc)
-        own = replace(cat, registers=built[key][0], local_bytes=built[key][1], local_tile_bytes=None)
-        out.append(dict(source=pt.source, entry=pt.binary.entry, config=cfg.label(), registers=built[key][0],
-                        catalogue_registers=cat.registers,
+        own = replace(cat, registers=regs, local_bytes=spills, local_tile_bytes=None)
+        here = pt.model_copy(update={"binary": pt.binary.model_copy(update=dict(registers=regs, spill_bytes=spills, loop_ffma=loop))})
+        rule = published.source_build(cat, here)
+        out.append(dict(source=pt.source, entry=pt.binary.entry, config=cfg.label(), registers=regs, loop_ffma=loop,
+                        catalogue_registers=cat.registers, rule_registers=rule.registers,
                         catalogue=predict(fig, cfg, SIZE, SIZE, SIZE, build=cat).gflops,
-                        source_registers=predict(fig, cfg, SIZE, SIZE, SIZE, build=own).gflops))
+                        source_registers=predict(fig, cfg, SIZE, SIZE, SIZE, build=own).gflops,
+                        published_rule=predict(fig, cfg, SIZE, SIZE, SIZE, build=rule).gflops))
     return out
 
 
-def predict_mode(repos: Path, device: str, calibration: str) -> int:
-    """The predictions before any measurement, with the registers of this machine's build for the device."""
-    from perfmodel.devices import load_device
-    from perfmodel.measure.build import arch_of
-
-    arch = f"sm_{arch_of(load_device(device).compute_capability)}"
+def built_for(repos: Path, arch: str) -> dict:
+    """{(source, entry): (registers, spill bytes, loop FFMAs)} of this machine's builds for `arch`."""
     nvcc, built = _nvcc(), {}
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         for pt, s in points():
             tree = pb.checkout(repos, s.repository, s.commit, Path(tmp))
-            _, regs, spills = pb.compile_module(nvcc, tree, pt.binary, arch=arch)[1][pt.binary.entry]
-            built[(pt.source, pt.binary.entry)] = (regs, spills)
+            _, regs, spills, loop = pb.compile_module(nvcc, tree, pt.binary, arch=arch)[1][pt.binary.entry]
+            built[(pt.source, pt.binary.entry)] = (regs, spills, loop)
+    return built
+
+
+def _arch(device: str) -> str:
+    from perfmodel.devices import load_device
+    from perfmodel.measure.build import arch_of
+
+    return f"sm_{arch_of(load_device(device).compute_capability)}"
+
+
+def predict_mode(repos: Path, device: str, calibration: str) -> int:
+    """The predictions before any measurement, with the registers of this machine's build for the device."""
+    arch = _arch(device)
     print(f"| source | kernel | catalogue configuration | registers (source / catalogue), {arch} | predicted, catalogue's facts | predicted, source's registers |")
     print("|---|---|---|---|---|---|")
-    for r in predictions(device, calibration, built):
+    for r in predictions(device, calibration, built_for(repos, arch)):
         print(f"| {r['source']} | {r['entry']} | {r['config']} | {r['registers']} / {r['catalogue_registers']} | "
               f"{r['catalogue']:,.0f} | {r['source_registers']:,.0f} |")
     return 0
 
 
-def score_mode(device: str, calibration: str, record: Path) -> int:
+def score_mode(repos: Path, device: str, calibration: str, record: Path) -> int:
+    """The record against the predictions; registers and stack from the record (the GPU's own build), the
+    k-tile loop's FFMAs from this machine's build for the same architecture."""
     rec = json.loads(record.read_text())
     meas = {(r["source"], r["entry"]): r for r in rec["rows"] if r["verified"]}
     for r in rec["rows"]:
         if not r["verified"]:
             print(f"not verified: {r['source']} {r['entry']} (relative error {r['rel_error']})")
-    rows = predictions(device, calibration, {k: (m["registers"], m["spill_bytes"]) for k, m in meas.items()})
-    errs = {"catalogue": [], "source_registers": []}
-    print("| source | kernel | catalogue configuration | registers (source / catalogue) | measured GFLOPS | catalogue's facts | source's registers |")
-    print("|---|---|---|---|---|---|---|")
+    here = built_for(repos, rec["rows"][0]["arch"])
+    for k, m in meas.items():
+        if here[k][:2] != (m["registers"], m["spill_bytes"]):
+            raise SystemExit(f"{k}: this machine's build differs from the record's ({here[k][:2]} against {m['registers']}, {m['spill_bytes']})")
+    rows = predictions(device, calibration, {k: here[k] for k in meas})
+    cols = ("catalogue", "source_registers", "published_rule")
+    errs = {k: [] for k in cols}
+    print("| source | kernel | catalogue configuration | registers (source / catalogue) | source loop FFMAs | measured GFLOPS | "
+          "catalogue's facts | source's registers | published points' rule |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         g = meas[(r["source"], r["entry"])]["gflops"]
-        e = {k: 100.0 * (r[k] / g - 1.0) for k in errs}
-        for k in errs:
+        e = {k: 100.0 * (r[k] / g - 1.0) for k in cols}
+        for k in cols:
             errs[k].append(e[k])
-        print(f"| {r['source']} | {r['entry']} | {r['config']} | {r['registers']} / {r['catalogue_registers']} | {g:,.0f} | "
-              f"{r['catalogue']:,.0f} ({e['catalogue']:+.1f} %) | {r['source_registers']:,.0f} ({e['source_registers']:+.1f} %) |")
+        print(f"| {r['source']} | {r['entry']} | {r['config']} | {r['registers']} / {r['catalogue_registers']} | {r['loop_ffma']} | "
+              f"{g:,.0f} | " + " | ".join(f"{r[k]:,.0f} ({e[k]:+.1f} %)" for k in cols) + " |")
     for k, v in errs.items():
         a = np.abs(v)
         print(f"{k}: MAPE {a.mean():.1f} % (median {np.median(a):.1f} %, bias {np.mean(v):+.1f} %) over {len(v)} kernels")
@@ -196,10 +222,10 @@ def main(argv: list[str]) -> int:
         return time_mode(Path(argv[1]), Path(argv[2]))
     if len(argv) >= 4 and argv[0] == "predict":
         return predict_mode(Path(argv[1]), argv[2], argv[3])
-    if len(argv) >= 4 and argv[0] == "score":
-        return score_mode(argv[1], argv[2], Path(argv[3]))
+    if len(argv) >= 5 and argv[0] == "score":
+        return score_mode(Path(argv[1]), argv[2], argv[3], Path(argv[4]))
     print("usage: published_kernels.py predict REPOS_DIR DEVICE CALIBRATION | time REPOS_DIR OUT.json | "
-          "score DEVICE CALIBRATION RECORD.json", file=sys.stderr)
+          "score REPOS_DIR DEVICE CALIBRATION RECORD.json", file=sys.stderr)
     return 2
 
 

@@ -44,9 +44,10 @@ class SourceBinary(_Strict):
     also holds host code), with the template `instance` the source launches where the kernel is a template, built for
     `arch` (the GPU's sm_XX, from the PTX of `ptx` where the source's build ships PTX that the driver
     compiles), and the registers and spill-store bytes the compiler reports for the entry `entry` (its
-    demangled name). `benchmarks/published_binaries.py` compiles every one and compares; the compiler is
-    named in `Published.binaries_compiled_with`. The catalogue's kernel of the same tiling can take more
-    registers, and a register count decides how many blocks an SM holds."""
+    demangled name), with the FFMAs of its k-tile loop in the SASS (`loop_ffma`: the loop whose backward
+    branch holds the most, as the catalogue's are read). `benchmarks/published_binaries.py` compiles every
+    one and compares; the compiler is named in `Published.binaries_compiled_with`. The catalogue's kernel
+    of the same tiling can take more registers, and a register count decides how many blocks an SM holds."""
 
     file: str = Field(min_length=1)
     entry: str = Field(min_length=1)
@@ -57,6 +58,7 @@ class SourceBinary(_Strict):
     ptx: Optional[str] = Field(default=None, pattern=r"^compute_[0-9]{2,3}$")
     registers: PositiveInt = Field(le=255)
     spill_bytes: int = Field(ge=0)
+    loop_ffma: int = Field(ge=0)
 
 
 class Point(_Strict):
@@ -189,10 +191,18 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
 def source_build(build: facts.BuildFacts, pt: Point) -> facts.BuildFacts:
     """The build facts a point is predicted with: the catalogue kernel's (its loop program, prefetch and
     edge path), with the registers and local frame of the source's own binary where the file records them
-    (`Point.binary`): the occupancy is the binary's that ran, the loop the catalogue's of the same tiling."""
+    (`Point.binary`) and that binary unrolls its k-tile loop as the catalogue's kernels do (its loop holds a
+    k-tile's FFMAs or more): the occupancy is then the binary's that ran, the loop the catalogue's of the
+    same tiling. A source loop that steps k one at a time is another loop (its registers come with its
+    rolled steps), and the point keeps the catalogue kernel's facts."""
     b = pt.binary
     if b is None:
         return build
+    cfg = KernelConfig.make(pt.kernel, **pt.config)
+    per_tile = cfg.bm * cfg.bn * cfg.bk // cfg.threads
+    if b.loop_ffma < per_tile:
+        return replace(build, registers_source=f"{build.registers_source}; the catalogue kernel's: the source's kernel "
+                                               f"{b.entry} ({b.arch}) rolls its k-tile loop ({b.loop_ffma} FFMAs a pass, {per_tile} a k-tile)")
     return replace(build, registers=b.registers, local_bytes=b.spill_bytes, local_tile_bytes=None,
                    registers_source=f"the source's kernel {b.entry} ({b.file}), {b.arch} (spills {b.spill_bytes} B)",
                    origin="source binary")

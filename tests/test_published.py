@@ -149,3 +149,20 @@ def test_the_table_shows_each_points_registers_and_blocks(capsys):
     assert "| registers (blocks/SM) |" in out
     line = next(ln for ln in out.splitlines() if ln.startswith("| leonyz-rtx4060-laptop | rtx4060-laptop | kernel 5"))
     assert "| 128 (2) |" in line
+
+
+def test_a_source_loop_that_steps_k_keeps_the_catalogue_facts():
+    # the sources' tiled_2d 128x128x8 kernels built for sm_90 keep their k-step loop rolled (64 FFMAs a pass
+    # against 512 a k-tile, 96-106 registers): their registers come with another loop, so the point keeps the
+    # catalogue kernel's facts; unrolled (512, as every published point's build is) it takes the source's
+    from perfmodel import facts
+    from perfmodel.catalogue import KernelConfig
+
+    data = published.load(FILE)
+    pt = next(p for p in data.point if p.source == "vlejd-a100-pcie" and p.kernel == "tiled_2d")
+    assert pt.binary.loop_ffma == 512 and pt.binary.registers == 127
+    cat = facts.for_config(KernelConfig.make(pt.kernel, **pt.config), "8.0")
+    assert published.source_build(cat, pt).registers == 127
+    rolled = pt.model_copy(update={"binary": pt.binary.model_copy(update=dict(loop_ffma=64, registers=96))})
+    kept = published.source_build(cat, rolled)
+    assert kept.registers == cat.registers and "rolls its k-tile loop (64 FFMAs a pass, 512 a k-tile)" in kept.registers_source

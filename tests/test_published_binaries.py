@@ -35,12 +35,13 @@ def test_a_templated_kernel_is_compiled_and_found_by_its_demangled_name(tmp_path
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.cuh").write_text(KERNEL)
     b = SourceBinary(file="src/k.cuh", lines=(1, 11), instance="tile<16, 32>", entry="tile<16, 32u>", arch="sm_80",
-                     registers=1, spill_bytes=0)
+                     registers=1, spill_bytes=0, loop_ffma=0)
     got = pb.compile_entries(toolchain.find_nvcc(), tmp_path, b)
     assert set(got) == {"tile<16, 32u>", "plain"}
-    regs, spills = got["tile<16, 32u>"]
+    regs, spills, loop = got["tile<16, 32u>"]
     assert 16 < regs <= 255 and spills == 0  # sixteen accumulators live across the loop
-    assert got["plain"][0] < regs
+    assert loop > 0 and loop % 16 == 0  # the k loop's body: the unrolled 16 FFMAs, as many times as nvcc unrolls k
+    assert got["plain"][0] < regs and got["plain"][2] == 0
     # without `lines` the host code's cuBLAS call is compiled too, and fails without cuBLAS's header
     with pytest.raises(SystemExit, match="nvcc failed"):
         pb.compile_entries(toolchain.find_nvcc(), tmp_path, b.model_copy(update={"lines": None}))
