@@ -49,3 +49,17 @@ def test_a_templated_kernel_is_compiled_and_found_by_its_demangled_name(tmp_path
 
 def test_the_script_needs_a_folder_of_clones(capsys):
     assert pb.main([]) == 2 and "REPOS_DIR" in capsys.readouterr().err
+
+
+def test_every_launch_names_a_published_kernel():
+    # benchmarks/published_kernels.py launches the points' own tiled and shared-memory kernels as their
+    # runners do; each of its 18 launches is one (source, entry) of published/sgemm.toml, with the argument
+    # names its kernels take
+    import published_kernels as pk
+
+    got = pk.points()
+    assert len(got) == len(pk.LAUNCH) == 18
+    assert {(p.source, p.binary.entry) for p, _ in got} == set(pk.LAUNCH)
+    for order, block, grid in pk.LAUNCH.values():
+        assert sorted(order.split()) == sorted("M N K alpha A B beta C".split())
+        assert 32 <= block[0] * block[1] <= 1024 and {d for d, _ in grid} == {"M", "N"}
