@@ -4,6 +4,7 @@ figures the file records (CPU only; needs nvcc, nvdisasm and a clone of every so
 
   python3 benchmarks/published_binaries.py REPOS_DIR            # a table: recorded vs compiled
   python3 benchmarks/published_binaries.py REPOS_DIR --check    # exit 1 where a figure differs
+  python3 benchmarks/published_binaries.py REPOS_DIR --source-loops   # also: the points scored with the sources' own loops
 
 REPOS_DIR/<owner>+<name> is a git clone (or a directory holding one as `repo`) of each source's
 repository; the file is read at the source's commit (`git archive`). For each point the kernel's file
@@ -111,7 +112,7 @@ def compile_entries(nvcc: str, tree: Path, b) -> dict[str, tuple[int, int, int]]
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0].startswith("-"):
-        print("usage: python3 benchmarks/published_binaries.py REPOS_DIR [--check]", file=sys.stderr)
+        print("usage: python3 benchmarks/published_binaries.py REPOS_DIR [--check] [--source-loops]", file=sys.stderr)
         return 2
     repos, check = Path(argv[0]), "--check" in argv[1:]
     nvcc = find_nvcc() or shutil.which("nvcc")
@@ -142,7 +143,46 @@ def main(argv: list[str]) -> int:
             print(f"| {s.id} | {pt.row} | {b.entry} | {b.arch} | {b.registers} / {b.spill_bytes} B / {b.loop_ffma} | {shown} | "
                   f"{'ok' if ok else 'DIFFERS'} |")
     print(f"{bad} point(s) differ")
+    if "--source-loops" in argv[1:]:
+        score_with_source_loops(repos, nvcc, data, sources)
     return 1 if (check and bad) else 0
+
+
+def score_with_source_loops(repos: Path, nvcc: str, data, sources) -> None:
+    """The published points scored as `perfmodel accuracy --published` scores them, and again with each
+    source's own k-tile loop (its entry's section of `nvdisasm -hex`, sass.loop_program) replayed in place
+    of the catalogue kernel's."""
+    from perfmodel import published
+    from perfmodel.measure import sass
+
+    loops = {}
+    with tempfile.TemporaryDirectory(prefix="published-") as tmp:
+        for pt in data.point:
+            b = pt.binary
+            if b is None or (pt.source, b.entry) in loops:
+                continue
+            key = (pt.source, b.entry)
+            s = sources[pt.source]
+            cubin, entries = compile_module(nvcc, checkout(repos, s.repository, s.commit, Path(tmp)), b)
+            out = Path(tmp) / "k.cubin"
+            out.write_bytes(cubin)
+            listing = subprocess.run([sass.find_nvdisasm(), "-hex", str(out)], capture_output=True, text=True, check=True).stdout
+            marks = list(re.finditer(r"^//-+ \.text\.(\S+)\s+-+$", listing, re.M))
+            ends = [m.start() for m in marks[1:]] + [len(listing)]
+            section = next(listing[m.start():e] for m, e in zip(marks, ends) if m.group(1) == entries[b.entry][0])
+            loops[key] = sass.loop_program(section)
+    print("| source | row | measured | catalogue's loop | source's loop |")
+    print("|---|---|---|---|---|")
+    a, _ = published.score()
+    c, _ = published.score(loops=loops)
+    for x, y in zip(a, c):
+        print(f"| {x.source} | {x.row} | {x.measured_gflops:,.0f} | {x.predicted_gflops:,.0f} ({x.error_pct:+.1f} %) | "
+              f"{y.predicted_gflops:,.0f} ({y.error_pct:+.1f} %) |")
+    for name, rows in (("catalogue's loops", a), ("sources' loops", c)):
+        e = [r.error_pct for r in rows]
+        ae = sorted(abs(v) for v in e)
+        print(f"{name}: MAPE {sum(ae) / len(ae):.1f} % (median {(ae[len(ae) // 2 - 1] + ae[len(ae) // 2]) / 2:.1f} %, "
+              f"bias {sum(e) / len(e):+.1f} %) over {len(e)} points")
 
 
 if __name__ == "__main__":

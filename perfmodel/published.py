@@ -149,10 +149,12 @@ class Scored:
     q95_gflops: float = 0.0
 
 
-def score(path: Path | str | None = None, figures: str = "auto", progress=None) -> tuple[list[Scored], dict]:
+def score(path: Path | str | None = None, figures: str = "auto", progress=None,
+          loops: Optional[dict] = None) -> tuple[list[Scored], dict]:
     """Predict every point (figures: 'auto' = the SM generation's measured figures where there are, else
     the datasheet; 'datasheet'); returns the rows and the pooled summary (overall, by source, by
-    generation, by kernel)."""
+    generation, by kernel). `loops`: {(source id, entry): k-tile loop program} to replay in place of the
+    catalogue kernel's (benchmarks/published_binaries.py --source-loops: the sources' own loops)."""
     data = load(path)
     src = {s.id: s for s in data.source}
     figs: dict[str, Figures] = {}
@@ -165,6 +167,8 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None) 
         fig = figs[dev_name]
         cfg = KernelConfig.make(pt.kernel, **pt.config)
         build = source_build(facts.for_config(cfg, fig.device.compute_capability), pt)
+        if loops and pt.binary is not None and (pt.source, pt.binary.entry) in loops:
+            build = replace(build, program=loops[(pt.source, pt.binary.entry)])
         preds.append((pt, dev_name, fig, cfg, build, predict(fig, cfg, pt.M, pt.N, pt.K, build=build)))
         if progress:
             progress(j, len(data.point))
