@@ -87,8 +87,8 @@ def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str |
     return out.read_bytes(), entries
 
 
-def loop_ffmas(cubin: Path) -> dict[str, int]:
-    """{mangled entry: FFMAs in its k-tile loop (the backward branch whose body holds the most, sass.loop_lines)}."""
+def sections(cubin: Path) -> dict[str, str]:
+    """{mangled entry: its section of `nvdisasm -hex`}."""
     from perfmodel.measure import sass
 
     exe = sass.find_nvdisasm()
@@ -97,10 +97,17 @@ def loop_ffmas(cubin: Path) -> dict[str, int]:
     listing = subprocess.run([exe, "-hex", str(cubin)], capture_output=True, text=True, check=True).stdout
     marks = list(re.finditer(r"^//-+ \.text\.(\S+)\s+-+$", listing, re.M))
     ends = [m.start() for m in marks[1:]] + [len(listing)]
+    return {m.group(1): listing[m.start():e] for m, e in zip(marks, ends)}
+
+
+def loop_ffmas(cubin: Path) -> dict[str, int]:
+    """{mangled entry: FFMAs in its k-tile loop (the backward branch whose body holds the most, sass.loop_lines)}."""
+    from perfmodel.measure import sass
+
     out = {}
-    for m, e in zip(marks, ends):
-        body = sass.loop_lines(listing[m.start():e])
-        out[m.group(1)] = 0 if body is None else sum("FFMA" in ln for ln in body)
+    for name, text in sections(cubin).items():
+        body = sass.loop_lines(text)
+        out[name] = 0 if body is None else sum("FFMA" in ln for ln in body)
     return out
 
 
@@ -166,11 +173,7 @@ def score_with_source_loops(repos: Path, nvcc: str, data, sources) -> None:
             cubin, entries = compile_module(nvcc, checkout(repos, s.repository, s.commit, Path(tmp)), b)
             out = Path(tmp) / "k.cubin"
             out.write_bytes(cubin)
-            listing = subprocess.run([sass.find_nvdisasm(), "-hex", str(out)], capture_output=True, text=True, check=True).stdout
-            marks = list(re.finditer(r"^//-+ \.text\.(\S+)\s+-+$", listing, re.M))
-            ends = [m.start() for m in marks[1:]] + [len(listing)]
-            section = next(listing[m.start():e] for m, e in zip(marks, ends) if m.group(1) == entries[b.entry][0])
-            loops[key] = sass.loop_program(section)
+            loops[key] = sass.loop_program(sections(out)[entries[b.entry][0]])
     print("| source | row | measured | catalogue's loop | source's loop |")
     print("|---|---|---|---|---|")
     a, _ = published.score()
