@@ -23,12 +23,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from perfmodel.measure.toolchain import find_nvcc
+from perfmodel.measure.toolchain import find_nvcc, resource_usage
 from perfmodel.published import load
 
 PRELUDE = "".join(f"#include <{h}>\n" for h in ("cstdio", "cstdlib", "cassert", "cstdint", "vector", "string",
                                                "iostream", "iomanip", "algorithm", "cuda_runtime.h"))
 CUBLAS = re.compile(r'^\s*#\s*include\s*[<"]cublas_v2\.h[>"]', re.M)
+
+
+def the_nvcc() -> str | None:
+    """The local toolkit's nvcc (these builds need the whole compiler driver, not the wheels' cicc and ptxas)."""
+    return find_nvcc() or shutil.which("nvcc")
 
 
 def checkout(repos: Path, repository: str, commit: str, dest: Path) -> Path:
@@ -70,17 +75,10 @@ def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str |
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{b.file}: nvcc failed: {r.stderr.strip()[-600:]}")
-    found, cur = {}, None
-    for line in r.stderr.splitlines():
-        m = re.search(r"Compiling entry function '(\w+)'", line) or re.search(r"Function properties for (\w+)", line)
-        if m:
-            cur = m.group(1)
-        m = re.search(r"(\d+) bytes spill stores", line)
-        if m and cur:
-            found.setdefault(cur, [0, 0])[1] = int(m.group(1))
-        m = re.search(r"Used (\d+) registers", line)
-        if m and cur:
-            found.setdefault(cur, [0, 0])[0] = int(m.group(1))
+    found = {}
+    for name in re.findall(r"Compiling entry function '(\w+)'", r.stderr):
+        use = resource_usage(r.stderr, name)
+        found[name] = [use["registers"], use["spill_stores"]]
     names = list(found)
     loops = loop_ffmas(out)
     entries = {d.split("(")[0].removeprefix("void ").strip(): (n, *found[n], loops.get(n, 0)) for n, d in zip(names, demangle(names))}
@@ -94,10 +92,7 @@ def sections(cubin: Path) -> dict[str, str]:
     exe = sass.find_nvdisasm()
     if exe is None:
         raise SystemExit("needs nvdisasm (the CUDA toolkit, or pip install 'perfmodel[sass]')")
-    listing = subprocess.run([exe, "-hex", str(cubin)], capture_output=True, text=True, check=True).stdout
-    marks = list(re.finditer(r"^//-+ \.text\.(\S+)\s+-+$", listing, re.M))
-    ends = [m.start() for m in marks[1:]] + [len(listing)]
-    return {m.group(1): listing[m.start():e] for m, e in zip(marks, ends)}
+    return sass.function_sections(subprocess.run([exe, "-hex", str(cubin)], capture_output=True, text=True, check=True).stdout)
 
 
 def loop_ffmas(cubin: Path) -> dict[str, int]:
@@ -122,7 +117,7 @@ def main(argv: list[str]) -> int:
         print("usage: python3 benchmarks/published_binaries.py REPOS_DIR [--check] [--source-loops]", file=sys.stderr)
         return 2
     repos, check = Path(argv[0]), "--check" in argv[1:]
-    nvcc = find_nvcc() or shutil.which("nvcc")
+    nvcc = the_nvcc()
     if not nvcc:
         print("needs nvcc (the CUDA toolkit)", file=sys.stderr)
         return 2

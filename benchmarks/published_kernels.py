@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -69,15 +68,6 @@ def points():
     return out
 
 
-def _nvcc() -> str:
-    from perfmodel.measure.toolchain import find_nvcc
-
-    nvcc = find_nvcc() or shutil.which("nvcc")
-    if not nvcc:
-        raise SystemExit("needs nvcc (the CUDA toolkit)")
-    return nvcc
-
-
 def time_mode(repos: Path, out: Path) -> int:
     from perfmodel.measure.gpu import Gpu, Problem
     from perfmodel.measure.timing import do_bench, summarize
@@ -87,7 +77,7 @@ def time_mode(repos: Path, out: Path) -> int:
     gpu = Gpu()
     arch = gpu.arch
     prob = Problem(gpu, SIZE, SIZE, SIZE)
-    nvcc, rows = _nvcc(), []
+    nvcc, rows = (pb.the_nvcc() or sys.exit("needs nvcc (the CUDA toolkit)")), []
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         for j, (pt, s) in enumerate(points(), 1):
             b = pt.binary
@@ -148,7 +138,7 @@ def predictions(device: str, calibration: str, built: dict) -> list[dict]:
         cat = facts.for_config(cfg, cc)
         own = replace(cat, registers=regs, local_bytes=spills, local_tile_bytes=None)
         here = pt.model_copy(update={"binary": pt.binary.model_copy(update=dict(registers=regs, spill_bytes=spills, loop_ffma=loop))})
-        rule = published.source_build(cat, here)
+        rule = published.source_build(cat, here, cfg)
         out.append(dict(source=pt.source, entry=pt.binary.entry, config=cfg.label(), registers=regs, loop_ffma=loop,
                         catalogue_registers=cat.registers, rule_registers=rule.registers,
                         catalogue=predict(fig, cfg, SIZE, SIZE, SIZE, build=cat).gflops,
@@ -159,7 +149,7 @@ def predictions(device: str, calibration: str, built: dict) -> list[dict]:
 
 def built_for(repos: Path, arch: str) -> dict:
     """{(source, entry): (registers, spill bytes, loop FFMAs)} of this machine's builds for `arch`."""
-    nvcc, built = _nvcc(), {}
+    nvcc, built = (pb.the_nvcc() or sys.exit("needs nvcc (the CUDA toolkit)")), {}
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         for pt, s in points():
             tree = pb.checkout(repos, s.repository, s.commit, Path(tmp))

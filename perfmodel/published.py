@@ -19,7 +19,7 @@ from .errors import UserError, read_toml, validation_message
 from .model.figures import Figures
 from .model import uncertainty as U
 from .model.uncertainty import coverage
-from .model.predict import predict
+from .model.predict import ffma_per_thread_per_tile, predict
 from .paths import data_dir
 
 
@@ -166,7 +166,7 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None,
             figs[dev_name] = Figures.load(dev_name, figures=figures)
         fig = figs[dev_name]
         cfg = KernelConfig.make(pt.kernel, **pt.config)
-        build = source_build(facts.for_config(cfg, fig.device.compute_capability), pt)
+        build = source_build(facts.for_config(cfg, fig.device.compute_capability), pt, cfg)
         if loops and pt.binary is not None and (pt.source, pt.binary.entry) in loops:
             build = replace(build, program=loops[(pt.source, pt.binary.entry)])
         preds.append((pt, dev_name, fig, cfg, build, predict(fig, cfg, pt.M, pt.N, pt.K, build=build)))
@@ -192,18 +192,18 @@ def score(path: Path | str | None = None, figures: str = "auto", progress=None,
     return rows, summary(rows)
 
 
-def source_build(build: facts.BuildFacts, pt: Point) -> facts.BuildFacts:
+def source_build(build: facts.BuildFacts, pt: Point, cfg: Optional[KernelConfig] = None) -> facts.BuildFacts:
     """The build facts a point is predicted with: the catalogue kernel's (its loop program, prefetch and
     edge path), with the registers and local frame of the source's own binary where the file records them
     (`Point.binary`) and that binary unrolls its k-tile loop as the catalogue's kernels do (its loop holds a
     k-tile's FFMAs or more): the occupancy is then the binary's that ran, the loop the catalogue's of the
     same tiling. A source loop that steps k one at a time is another loop (its registers come with its
-    rolled steps), and the point keeps the catalogue kernel's facts."""
+    rolled steps), and the point keeps the catalogue kernel's facts. `cfg`: the point's configuration where
+    the caller has made it."""
     b = pt.binary
     if b is None:
         return build
-    cfg = KernelConfig.make(pt.kernel, **pt.config)
-    per_tile = cfg.bm * cfg.bn * cfg.bk // cfg.threads
+    per_tile = round(ffma_per_thread_per_tile(cfg or KernelConfig.make(pt.kernel, **pt.config)))
     if b.loop_ffma < per_tile:
         return replace(build, registers_source=f"{build.registers_source}; the catalogue kernel's: the source's kernel "
                                                f"{b.entry} ({b.arch}) rolls its k-tile loop ({b.loop_ffma} FFMAs a pass, {per_tile} a k-tile)")

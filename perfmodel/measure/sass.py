@@ -317,13 +317,20 @@ AUX_KERNELS = ("reduce_splits",)
 _SECTION = re.compile(r"^//-+ \.text\.(\S+)\s+-+$", re.M)
 
 
-def without_aux_kernels(sass: str) -> str:
-    """The listing less the sections of AUX_KERNELS (nvdisasm prints one section per function)."""
+def function_sections(sass: str) -> dict[str, str]:
+    """{function (its mangled name): its section of the listing} (nvdisasm prints one section per function)."""
     marks = list(_SECTION.finditer(sass))
-    if not any(m.group(1) in AUX_KERNELS for m in marks):
-        return sass
     ends = [m.start() for m in marks[1:]] + [len(sass)]
-    return sass[:marks[0].start()] + "".join(sass[m.start():e] for m, e in zip(marks, ends) if m.group(1) not in AUX_KERNELS)
+    return {m.group(1): sass[m.start():e] for m, e in zip(marks, ends)}
+
+
+def without_aux_kernels(sass: str) -> str:
+    """The listing less the sections of AUX_KERNELS."""
+    secs = function_sections(sass)
+    if not any(name in AUX_KERNELS for name in secs):
+        return sass
+    first = _SECTION.search(sass).start()
+    return sass[:first] + "".join(text for name, text in secs.items() if name not in AUX_KERNELS)
 
 
 def listing_facts(sass: str) -> dict:

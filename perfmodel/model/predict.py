@@ -79,6 +79,12 @@ def _structure(cfg: KernelConfig) -> tuple:
             ldg_returns(cfg))
 
 
+def ffma_per_thread_per_tile(cfg: KernelConfig) -> float:
+    """FFMAs one thread issues per k-tile (per k step for the kernels without shared memory): a binary's
+    k-tile loop that holds fewer is an inner loop (issue_stage does not replay it)."""
+    return float(_structure(cfg)[4])
+
+
 @dataclass(frozen=True)
 class Problem:
     """C (M x N) = A (M x K) . B (K x N); ints, or arrays with one entry per config."""
