@@ -16,6 +16,7 @@ import numpy as np
 from . import catalogue, facts
 from .catalogue import VALUES, KernelConfig, enumerate_configs, idle_choice, tiled_kernels
 from .model import smem_banks
+from .model.occupancy import occupancy, register_cap
 from .model import uncertainty as U
 from .model.figures import Figures
 from .model.predict import PredictionBatch, Problem, predict_batch
@@ -144,13 +145,15 @@ def refine_set(configs: Sequence[KernelConfig], gflops: np.ndarray, top: int) ->
 
 
 def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: np.ndarray, problem: Problem, top: int,
-                         progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, set, Optional[PredictionBatch], dict]:
+                         progress: Optional[Callable[[int, int], None]] = None,
+                         extra: Sequence[int] = ()) -> tuple[np.ndarray, set, Optional[PredictionBatch], dict]:
     """Predicted GFLOPS with the top `top` (refine_set) re-predicted from their binaries (compiled in parallel with the
     local nvcc, cached on disk). Where the binaries show a kernel's closed form optimistic for this problem
     (kernel_scale below 1), a second pass builds refine_set of the closed form corrected by those factors,
     so that kernel (async_pipeline's at 4096 filled the closed form's own-choice top 20) does not keep
-    another kernel's candidates from being built. Returns (gflops, set of refined indices, their batch,
-    index -> row in it); unchanged where no local compiler targets the device."""
+    another kernel's candidates from being built. `extra` (occupancy_candidates) is built with the leaders'
+    set. Returns (gflops, set of refined indices, their batch, index -> row in it); unchanged where no local
+    compiler targets the device."""
     closed = np.asarray(gflops, dtype=float)
     g = closed.copy()
     cc = fig.device.compute_capability
@@ -180,7 +183,9 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
             break
         basis = closed * bias
     lead = leaders_set(configs, closed, g, {i for i, _ in keep}, top)
-    if lead:  # the kernels that lead once binaries were read: their own top too
+    done = {i for i, _ in keep}
+    lead += [i for i in dict.fromkeys(extra) if i not in done and i not in lead]
+    if lead:  # the kernels that lead once binaries were read: their own top too (and the occupancy candidates)
         build(lead)
     refined = {i for i, _ in keep}
     return g * kernel_scale(configs, closed, g, refined), refined, rb, {i: k for k, (i, _) in enumerate(keep)}
@@ -224,6 +229,39 @@ def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g:
 SASS_TOP = 20  # the closed form's top configurations rank re-predicts from their binaries (sweep, choose, bench)
 
 
+def occupancy_candidates(bt: PredictionBatch, top: int) -> list[int]:
+    """Configurations to build because their binary may fit one more block per SM than the closed form gives
+    them: the closed form takes each configuration at its estimated registers (catalogue's
+    estimated_registers), and a count a few registers too high drops a block at an occupancy cliff (split_k
+    128 x 128 x 8, 8 x 8, 4 slices at 3001^3 on an H200: estimated 136, compiled 128; one block per SM for
+    the closed form, 33.4 against its binary's 40.2 TFLOPS, 7,911th of the closed form; measured 39.4 TFLOPS,
+    the fastest point recorded at that shape). Each configuration with estimated registers is taken at the low
+    end its kernel's compiled counts reach against the estimate (the 10 % level of
+    model.uncertainty.REGISTER_RATIO_LEVELS, in 8-register steps, at most nvcc's cap); those for which that
+    raises the blocks per SM are predicted again at it, and each kernel's top PER_KERNEL with its own choices
+    returned (one kernel's optimistic closed form would fill an overall top: async_pipeline's at 3001^3). A
+    candidate list only: what is built is ranked by its binary, the others keep their closed form."""
+    if top <= 0:
+        return []
+    dev = bt.figures.device
+    est = np.array([b.registers is None for b in bt.builds]) if bt.builds else np.ones(len(bt.configs), bool)
+    low = np.array([min(int(np.ceil(c.estimated_registers() * U.REGISTER_RATIO_LEVELS.get(c.kernel, U.REGISTER_RATIO_LEVELS["all"])[0]
+                                     / 8.0) * 8), int(register_cap(dev, c.threads))) for c in bt.configs], dtype=float)
+    blocks, _, _ = occupancy(dev.limits, bt.resources.threads, low, bt.resources.smem_bytes)
+    idx = np.flatnonzero(est & (low < bt.resources.registers) & (blocks > bt.occupancy.blocks_per_sm))
+    if not len(idx):
+        return []
+    again = bt.again(idx, [facts.given(int(low[i]), "estimate at its kernel's low compiled ratio") for i in idx])
+    taken: Counter = Counter()
+    out = []
+    for k in np.argsort(-again.gflops, kind="stable"):
+        c = bt.configs[int(idx[k])]
+        if taken[c.kernel] < PER_KERNEL and not c.changed_choices():
+            taken[c.kernel] += 1
+            out.append(int(idx[k]))
+    return out
+
+
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = SASS_TOP,
          progress: Optional[Callable[[int, int], None]] = None, choices: bool = True) -> Ranking:
     """Enumerate (cached; with `choices` every design choice too, less those that cannot pay at this
@@ -236,7 +274,8 @@ def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = SASS_TOP,
     bt = predict_batch(fig, configs, problem)
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     dt = time.perf_counter() - t0
-    gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress)
+    gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress,
+                                                   extra=occupancy_candidates(bt, sass_top) if facts.can_compile(fig.device.compute_capability) else ())
     scale = np.where([i in refined for i in range(len(configs))], 1.0, gflops / np.maximum(bt.gflops, 1e-30)) if refined else None
     return Ranking(configs=configs, invalid_by_constraint=why, considered=total, batch=bt, gflops=gflops, refined=refined,
                    scale=scale,

@@ -357,3 +357,43 @@ def test_the_kernel_its_binaries_put_first_gets_its_own_top_built(monkeypatch):
     monkeypatch.setattr(sweep, "leaders_set", lambda *args: [])
     g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
     assert 34 not in refined and int(np.argmax(g)) == 30
+
+
+def test_a_configuration_its_estimated_registers_leave_a_block_short_is_built_too():
+    """sweep.occupancy_candidates: split_k 128 x 128 x 8 (8 x 8, 4 slices) is estimated at 136 registers, one
+    block an SM on an H200, where nvcc gives it 128 (two): taken at its kernel's low compiled-to-estimated ratio
+    it fits two, so it is a candidate; 64 x 64 x 8 (8 x 8) fits as many blocks either way, and a configuration
+    whose registers are known is never one."""
+    from perfmodel import facts, sweep
+    from perfmodel.catalogue import KernelConfig
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import Problem, predict_batch
+
+    fig = Figures.load("h200")
+    cfgs = [KernelConfig.make("split_k", bm=128, bn=128, bk=8, tm=8, tn=8, splits=4),
+            KernelConfig.make("split_k", bm=64, bn=64, bk=8, tm=8, tn=8, splits=4)]
+    bt = predict_batch(fig, cfgs, Problem(3001, 3001, 3001))
+    assert list(bt.resources.registers) == [136, cfgs[1].estimated_registers()]
+    assert list(bt.occupancy.blocks_per_sm)[0] == 1
+    assert sweep.occupancy_candidates(bt, 20) == [0]
+    assert sweep.occupancy_candidates(bt, 0) == []
+    known = predict_batch(fig, cfgs, Problem(3001, 3001, 3001), builds=[facts.given(136), facts.given(None)])
+    assert sweep.occupancy_candidates(known, 20) == []
+
+
+def test_the_occupancy_candidates_are_built_and_ranked_by_their_binaries(monkeypatch):
+    """refine_with_binaries builds `extra` with the leaders' set: B's 10th configuration, far down the closed
+    form, is built only as an extra and comes first by its binary; nothing is built twice."""
+    import numpy as np
+
+    from perfmodel import sweep
+    from perfmodel.model.figures import Figures
+
+    configs, closed, built = _two_kernels_with_fake_binaries(
+        monkeypatch, 90.0, {"async_pipeline": 1.0, "double_buffer": 1.0}, {39: 1.3})
+    fig = Figures.load("h100-sxm")
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5)
+    assert 39 not in refined and int(np.argmax(g)) == 0
+    built.clear()
+    g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5, extra=[39, 0, 39])
+    assert 39 in refined and int(np.argmax(g)) == 39 and len(built) == len(set(built))
