@@ -397,3 +397,26 @@ def test_the_occupancy_candidates_are_built_and_ranked_by_their_binaries(monkeyp
     built.clear()
     g, refined, _, _ = sweep.refine_with_binaries(fig, configs, closed, None, 5, extra=[39, 0, 39])
     assert 39 in refined and int(np.argmax(g)) == 39 and len(built) == len(set(built))
+
+
+def test_a_sweep_row_built_from_its_binary_shows_the_binarys_occupancy(monkeypatch, capsys):
+    """`sweep`'s table takes blocks per SM, occupancy, limiter and bound from the batch that predicted the row:
+    split_k 128 x 128 x 8 (8 x 8) re-predicted at its binary's 128 registers fits two blocks an SM (25 %), where
+    its estimate (136) fits one; the row keeps the estimate beside the registers it was predicted with."""
+    from perfmodel import facts, sweep
+    from perfmodel.commands import sweep as cmd
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import Problem, predict_batch
+
+    fig = Figures.load("h200")
+    cfgs = [KernelConfig.make("split_k", bm=128, bn=128, bk=8, tm=8, tn=8, splits=4)]
+    prob = Problem(3001, 3001, 3001)
+    bt = predict_batch(fig, cfgs, prob)
+    rb = predict_batch(fig, cfgs, prob, builds=[facts.given(128)])
+    rk = sweep.Ranking(configs=cfgs, invalid_by_constraint={}, considered=1, batch=bt, gflops=rb.gflops.copy(),
+                       refined={0}, seconds=0.0, refined_batch=rb, refined_at={0: 0})
+    monkeypatch.setattr(cmd, "rank", lambda *args, **kw: rk)
+    assert main(["sweep", "--device", "h200", "-M", "3001", "-N", "3001", "-K", "3001", "--top", "1", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["top"][0]
+    assert (row["registers_est"], row["registers"], row["blocks_per_sm"], row["occupancy_pct"]) == (136, 128, 2, 25.0)
+    assert row["from_binary"] and bt.blocks_per_sm[0] == 1

@@ -60,12 +60,14 @@ def run(a) -> int:
     rows = []
     for r, i in enumerate(rk.order[: a.top], 1):
         c = configs[i]
+        pb, k = rk.batch_of(i)  # the batch that predicted it: its binary's registers and occupancy where built
         rows.append(dict(rank=r, kernel=c.kernel, **{k: getattr(c, k) for k in PARAM_NAMES},
                          choices=",".join(f"{k}={v}" for k, v in {**c.extra_params(), **c.changed_choices()}.items()),
-                         threads=c.threads, registers_est=int(bt.resources.registers[i]), gflops=round(float(gflops[i]), 1),
+                         threads=c.threads, registers_est=int(bt.resources.registers[i]),
+                         registers=int(pb.resources.registers[k]), gflops=round(float(gflops[i]), 1),
                          from_binary=i in rk.refined, pct_of_peak=round(float(gflops[i] / peak * 100), 2),
-                         blocks_per_sm=int(bt.blocks_per_sm[i]), occupancy_pct=round(float(bt.occupancy.occupancy[i] * 100), 1),
-                         limiter=LIMITERS[int(bt.occupancy.limiter[i])], bound=BOUNDS[int(bt.bound[i])],
+                         blocks_per_sm=int(pb.blocks_per_sm[k]), occupancy_pct=round(float(pb.occupancy.occupancy[k] * 100), 1),
+                         limiter=LIMITERS[int(pb.occupancy.limiter[k])], bound=BOUNDS[int(pb.bound[k])],
                          q05_gflops=round(float(iv["q05"][r - 1]), 1), q25_gflops=round(float(iv["q25"][r - 1]), 1),
                          q75_gflops=round(float(iv["q75"][r - 1]), 1), q95_gflops=round(float(iv["q95"][r - 1]), 1),
                          p_faster_than_first=round(float(iv["p_beats_first"][r - 1]), 3),
