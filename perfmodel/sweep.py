@@ -240,13 +240,15 @@ def occupancy_candidates(bt: PredictionBatch, top: int) -> list[int]:
     model.uncertainty.REGISTER_RATIO_LEVELS, in 8-register steps, at most nvcc's cap); those for which that
     raises the blocks per SM are predicted again at it, and each kernel's top PER_KERNEL with its own choices
     returned (one kernel's optimistic closed form would fill an overall top: async_pipeline's at 3001^3). A
-    candidate list only: what is built is ranked by its binary, the others keep their closed form."""
+    candidate list only: what is built is ranked by its binary, the others keep their closed form. top: 0 for
+    none (a ranking that builds nothing)."""
     if top <= 0:
         return []
     dev = bt.figures.device
     est = np.array([b.registers is None for b in bt.builds]) if bt.builds else np.ones(len(bt.configs), bool)
-    low = np.array([min(int(np.ceil(c.estimated_registers() * U.REGISTER_RATIO_LEVELS.get(c.kernel, U.REGISTER_RATIO_LEVELS["all"])[0]
-                                     / 8.0) * 8), int(register_cap(dev, c.threads))) for c in bt.configs], dtype=float)
+    ratio = {k: v[0] for k, v in U.REGISTER_RATIO_LEVELS.items()}
+    low = np.array([min(int(np.ceil(c.estimated_registers() * ratio.get(c.kernel, ratio["all"]) / 8.0) * 8),
+                        int(register_cap(dev, c.threads))) for c in bt.configs], dtype=float)
     blocks, _, _ = occupancy(dev.limits, bt.resources.threads, low, bt.resources.smem_bytes)
     idx = np.flatnonzero(est & (low < bt.resources.registers) & (blocks > bt.occupancy.blocks_per_sm))
     if not len(idx):
@@ -274,8 +276,8 @@ def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = SASS_TOP,
     bt = predict_batch(fig, configs, problem)
     smem_banks.save_disk_cache(_cache_file("smem", smem_banks.code_hash()))
     dt = time.perf_counter() - t0
-    gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress,
-                                                   extra=occupancy_candidates(bt, sass_top) if facts.can_compile(fig.device.compute_capability) else ())
+    extra = occupancy_candidates(bt, sass_top) if facts.can_compile(fig.device.compute_capability) else []
+    gflops, refined, rb, at = refine_with_binaries(fig, configs, bt.gflops, problem, sass_top, progress, extra=extra)
     scale = np.where([i in refined for i in range(len(configs))], 1.0, gflops / np.maximum(bt.gflops, 1e-30)) if refined else None
     return Ranking(configs=configs, invalid_by_constraint=why, considered=total, batch=bt, gflops=gflops, refined=refined,
                    scale=scale,
