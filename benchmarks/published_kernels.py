@@ -68,6 +68,11 @@ def points():
     return out
 
 
+def _nvcc() -> str:
+    """The local nvcc, or exit naming what is missing."""
+    return pb.the_nvcc() or sys.exit("needs nvcc (the CUDA toolkit)")
+
+
 def time_mode(repos: Path, out: Path) -> int:
     from perfmodel.measure.gpu import Gpu, Problem
     from perfmodel.measure.timing import do_bench, summarize
@@ -77,7 +82,7 @@ def time_mode(repos: Path, out: Path) -> int:
     gpu = Gpu()
     arch = gpu.arch
     prob = Problem(gpu, SIZE, SIZE, SIZE)
-    nvcc, rows = (pb.the_nvcc() or sys.exit("needs nvcc (the CUDA toolkit)")), []
+    nvcc, rows = _nvcc(), []
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         for j, (pt, s) in enumerate(points(), 1):
             b = pt.binary
@@ -149,7 +154,7 @@ def predictions(device: str, calibration: str, built: dict) -> list[dict]:
 
 def built_for(repos: Path, arch: str) -> dict:
     """{(source, entry): (registers, spill bytes, loop FFMAs)} of this machine's builds for `arch`."""
-    nvcc, built = (pb.the_nvcc() or sys.exit("needs nvcc (the CUDA toolkit)")), {}
+    nvcc, built = _nvcc(), {}
     with tempfile.TemporaryDirectory(prefix="published-") as tmp:
         for pt, s in points():
             tree = pb.checkout(repos, s.repository, s.commit, Path(tmp))

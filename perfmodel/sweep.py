@@ -16,7 +16,7 @@ import numpy as np
 from . import catalogue, facts
 from .catalogue import VALUES, KernelConfig, enumerate_configs, idle_choice, tiled_kernels
 from .model import smem_banks
-from .model.occupancy import occupancy, register_cap
+from .model.occupancy import occupancy
 from .model import uncertainty as U
 from .model.figures import Figures
 from .model.predict import PredictionBatch, Problem, predict_batch
@@ -132,16 +132,23 @@ def refine_set(configs: Sequence[KernelConfig], gflops: np.ndarray, top: int) ->
         seen = set(idx)
     kernels = {c.kernel for c in configs}
     if len(kernels) > 1:
-        taken = {k: 0 for k in kernels}
-        for i in order:
-            c = configs[int(i)]
-            if taken[c.kernel] < PER_KERNEL and not c.changed_choices():
-                taken[c.kernel] += 1
-                if int(i) not in seen:
-                    idx.append(int(i))
-            if all(n >= PER_KERNEL for n in taken.values()):
-                break
+        idx += [i for i in kernels_top(configs, order, PER_KERNEL, kernels) if i not in seen]
     return idx
+
+
+def kernels_top(configs: Sequence[KernelConfig], order: Sequence[int], n: int, kernels=None) -> list[int]:
+    """The first n configurations of each kernel with its own choices, in `order` (indices into configs);
+    with `kernels` given, the walk stops once each of them has its n."""
+    taken: Counter = Counter()
+    out = []
+    for i in order:
+        c = configs[int(i)]
+        if taken[c.kernel] < n and not c.changed_choices():
+            taken[c.kernel] += 1
+            out.append(int(i))
+            if kernels is not None and all(taken[k] >= n for k in kernels):
+                break
+    return out
 
 
 def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: np.ndarray, problem: Problem, top: int,
@@ -182,8 +189,8 @@ def refine_with_binaries(fig: Figures, configs: Sequence[KernelConfig], gflops: 
         if basis is not closed or not (bias < 1).any():
             break
         basis = closed * bias
-    lead = leaders_set(configs, closed, g, {i for i, _ in keep}, top)
     done = {i for i, _ in keep}
+    lead = leaders_set(configs, closed, g, done, top)
     lead += [i for i in dict.fromkeys(extra) if i not in done and i not in lead]
     if lead:  # the kernels that lead once binaries were read: their own top too (and the occupancy candidates)
         build(lead)
@@ -246,22 +253,13 @@ def occupancy_candidates(bt: PredictionBatch, top: int) -> list[int]:
         return []
     dev = bt.figures.device
     est = np.array([b.registers is None for b in bt.builds]) if bt.builds else np.ones(len(bt.configs), bool)
-    ratio = {k: v[0] for k, v in U.REGISTER_RATIO_LEVELS.items()}
-    low = np.array([min(int(np.ceil(c.estimated_registers() * ratio.get(c.kernel, ratio["all"]) / 8.0) * 8),
-                        int(register_cap(dev, c.threads))) for c in bt.configs], dtype=float)
+    low = np.array([U.scaled_registers(dev, c, 0) for c in bt.configs], dtype=float)
     blocks, _, _ = occupancy(dev.limits, bt.resources.threads, low, bt.resources.smem_bytes)
     idx = np.flatnonzero(est & (low < bt.resources.registers) & (blocks > bt.occupancy.blocks_per_sm))
     if not len(idx):
         return []
     again = bt.again(idx, [facts.given(int(low[i]), "estimate at its kernel's low compiled ratio") for i in idx])
-    taken: Counter = Counter()
-    out = []
-    for k in np.argsort(-again.gflops, kind="stable"):
-        c = bt.configs[int(idx[k])]
-        if taken[c.kernel] < PER_KERNEL and not c.changed_choices():
-            taken[c.kernel] += 1
-            out.append(int(idx[k]))
-    return out
+    return kernels_top(bt.configs, idx[np.argsort(-again.gflops, kind="stable")], PER_KERNEL)
 
 
 def rank(fig: Figures, problem: Problem, kernels=None, sass_top: int = SASS_TOP,

@@ -189,6 +189,15 @@ def registers_provenance(bt, idx) -> str:
     return "estimate" if builds and any(builds[i].registers is None for i in idx) else "compiler"
 
 
+def scaled_registers(device, cfg, level: int) -> int:
+    """cfg's estimated registers scaled by its kernel's compiled/estimated ratio at `level` of
+    REGISTER_RATIO_LEVELS, rounded up to nvcc's 8-register steps, at most what nvcc gives under the launch
+    bounds (no compiled count recorded exceeds it)."""
+    ratio = REGISTER_RATIO_LEVELS.get(cfg.kernel, REGISTER_RATIO_LEVELS["all"])[level]
+    want = int(np.ceil(cfg.estimated_registers() * ratio / 8.0) * 8)
+    return min(want, int(register_cap(device, cfg.threads)))
+
+
 def _register_variants(bt, idx):
     """PredictionBatches of configs idx, one per level of REGISTER_RATIO_LEVELS: estimated registers scaled
     by their kernel's ratio at that level, at most what nvcc gives under the launch bounds (no compiled
@@ -202,9 +211,7 @@ def _register_variants(bt, idx):
             if b.registers is not None:
                 builds.append(b)
                 continue
-            ratio = REGISTER_RATIO_LEVELS.get(c.kernel, REGISTER_RATIO_LEVELS["all"])[level]
-            want = int(np.ceil(c.estimated_registers() * ratio / 8.0) * 8)
-            builds.append(BuildFacts(registers=min(want, int(register_cap(fig.device, c.threads))),
+            builds.append(BuildFacts(registers=scaled_registers(fig.device, c, level),
                                      registers_source="estimate x recorded ratio", origin="given"))
         out.append(bt.again(idx, builds))
     return out
