@@ -22,7 +22,7 @@ COUNTS = (1, 2, 4, 6, 8)  # 128-thread blocks per SM, as calibrate's table
 
 
 def measure(longer, rounds) -> dict:
-    from perfmodel.measure.calibrate import microbench_module
+    from perfmodel.measure.calibrate import event_timed, microbench_module
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -34,19 +34,8 @@ def measure(longer, rounds) -> dict:
     sms = gpu.sm_count
     out = drv.mem_alloc(64)
 
-    def timed(iters, n, reps=5):  # calibrate's timing (perfmodel/measure/calibrate.py, run_microbenchmarks.timed)
-        s, e = drv.Event(), drv.Event()
-        launch = lambda: fn(out, np.int32(iters), block=(128, 1, 1), grid=(sms * n, 1))  # noqa: E731
-        launch()
-        gpu.sync()
-        ts = []
-        for _ in range(reps):
-            s.record()
-            launch()
-            e.record()
-            e.synchronize()
-            ts.append(e.time_since(s) * 1e-3)
-        return float(np.median(ts))
+    def timed(iters, n):  # as calibrate times its launches
+        return event_timed(gpu, lambda: fn(out, np.int32(iters), block=(128, 1, 1), grid=(sms * n, 1)))
 
     mults = [1] + list(longer)
     rec = {"gpu": gpu.name, "sms": sms, "iters": ITERS, "multipliers": mults, "counts": counts, "rounds": []}

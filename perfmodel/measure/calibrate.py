@@ -31,6 +31,23 @@ FFMA_LOOP_SCALE = 1  # the FFMA-rate loops' iterations, a multiple of 2,000 (run
 ROUNDS = 3
 
 
+def event_timed(gpu, fn, reps: int = 5) -> float:
+    """Seconds of one call of fn (a kernel launch): one untimed call, then the median of `reps` calls, each
+    between two events (the launch included)."""
+    drv = gpu.drv
+    s, e = drv.Event(), drv.Event()
+    fn()
+    gpu.sync()
+    ts = []
+    for _ in range(reps):
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(e.time_since(s) * 1e-3)
+    return float(np.median(ts))
+
+
 def microbench_module(gpu):
     """calibrate's microbenchmarks (microbench.cu) built for this GPU: (cubin, loaded module)."""
     src = Path(__file__).with_name("microbench.cu").read_text()
@@ -59,17 +76,7 @@ def run_microbenchmarks(gpu, log=print) -> dict:
     res = {}
 
     def timed(fn, reps=5):
-        s, e = drv.Event(), drv.Event()
-        fn()
-        gpu.sync()
-        ts = []
-        for _ in range(reps):
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(e.time_since(s) * 1e-3)
-        return float(np.median(ts))
+        return event_timed(gpu, fn, reps)
 
     try:
         sampler = NvmlSampler()
