@@ -210,11 +210,8 @@ def leaders_set(configs: Sequence[KernelConfig], closed: np.ndarray, g: np.ndarr
     first = sorted(built, key=lambda i: -g[i])[:PER_KERNEL]
     kernels = {configs[i].kernel for i in first}
     order = np.argsort(-np.asarray(closed), kind="stable")
-    out = []
-    for k in sorted(kernels):
-        own = (int(i) for i in order if configs[int(i)].kernel == k and not configs[int(i)].changed_choices())
-        out += [i for i in itertools.islice(own, top) if i not in built]
-    return out
+    own = kernels_top(configs, order, top, kernels)
+    return [i for k in sorted(kernels) for i in own if configs[i].kernel == k and i not in built]
 
 
 def kernel_scale(configs: Sequence[KernelConfig], closed: np.ndarray, refined_g: np.ndarray, refined: set,
