@@ -4,10 +4,19 @@ y folded into immediates (as calibrate's) or in registers (`_reg`: three registe
 FFMA rate by resident warps per SM (4 = one warp per scheduler). What a lone warp loses per loop
 iteration shows as a rate that grows with the unrolling at 4 warps.
 
-  python3 benchmarks/ffma_loops.py measure         # GPU: GFLOPS per loop and warps/SM, 5 interleaved rounds
-  python3 benchmarks/ffma_loops.py simulate FILE   # CPU (nvcc, nvdisasm): the same loops' SASS replayed
-                                                   # by model.schedule with one issue cycle per FFMA, beside
-                                                   # the measurement FILE wrote by `measure`
+`measure` also times calibrate's own FFMA-rate loops (perfmodel/measure/microbench.cu: independent
+chains, the 8x8 and 16x8 outer products from registers and fed from shared memory) at every warp
+count calibrate uses. Each loop is timed at 1 x and 16 x its iteration count: an event-timed launch
+holds a few microseconds that are not the loop (docs/measurement.md, "The FFMA-rate launches' fixed
+time"), which 16 x the iterations makes negligible, so the 16 x rate is the loop's own. The cubins
+that ran are kept in the record, so that `simulate` replays the very binaries that were timed.
+
+  python3 benchmarks/ffma_loops.py measure         # GPU: GFLOPS per loop and warps/SM at 1 x and 16 x the
+                                                   # iterations, median of 5 interleaved rounds
+  python3 benchmarks/ffma_loops.py simulate FILE   # CPU (nvdisasm; nvcc for records without cubins): the
+                                                   # loops' SASS replayed by model.schedule with one issue
+                                                   # cycle per FFMA, beside the measurement FILE wrote by
+                                                   # `measure`; for calibrate's loops, measured / replayed
   python3 benchmarks/ffma_loops.py slack FILE      # CPU: measured / replayed with the register-bank term at
                                                    # bank slacks of 0-4 clocks and none, at 8-24 warps per SM
 """
@@ -28,9 +37,30 @@ LOOPS = ["outer_u1_dep", "outer_u2_dep", "outer_u4_dep", "outer_u8_dep", "outer_
          "outer_u1_dep_reg", "outer_u2_dep_reg", "outer_u4_dep_reg", "outer_u1_free_reg", "outer_u2_free_reg", "outer_u4_free_reg"]
 WARPS = [4, 8, 16, 24]
 ROUNDS = 5
+MULTIPLIERS = (1, 16)  # each loop's iterations x 1 and x 16
+# calibrate's FFMA-rate loops (perfmodel/measure/calibrate.py, run_microbenchmarks): kernel -> (threads per
+# block, blocks per SM, iterations at x 1, FLOP per thread and iteration, FFMAs per source iteration (the
+# product's and x's updates), extra kernel arguments, shared-memory wavefronts per LDS (SPREAD_WAVEFRONTS of
+# perfmodel/model/figures.py over the loop's LDS; 0: none))
+CALIBRATE = {
+    "ffma_independent": (256, (8,), 4000, 256, 128, (), 0.0),
+    "ffma_outer": (128, (1, 2, 4, 6, 8), 2000, 128, 72, (), 0.0),
+    "ffma_outer_16x8": (128, (1, 2), 1000, 256, 144, (), 0.0),
+    "ffma_outer_smem": (128, (1, 2, 4, 6, 8), 250, 1024, 512, (), 12.0 / 4),
+    "ffma_outer_smem_16x8": (128, (1, 2), 125, 2048, 1024, (), 16.0 / 6),
+    **{f"ffma_outer_smem_sb{sb}": (128, (1, 2, 4, 8), 250, 1024, 512, (sb,), w / 4)
+       for sb, w in ((1, 12.0), (2, 20.0), (4, 36.0))},
+}
+
+
+def _kernel(name: str) -> str:
+    return "ffma_outer_smem_sb" if name.startswith("ffma_outer_smem_sb") else name
 
 
 def measure() -> int:
+    import base64
+
+    from perfmodel.measure.calibrate import microbench_module
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -38,44 +68,82 @@ def measure() -> int:
     cubin = gpu.compiler.compile(SRC.read_text(), options=["-O3"], arch=gpu.arch, no_extern_c=True)
     mod = drv.module_from_buffer(cubin)
     f = {n: mod.get_function(n) for n in LOOPS}
+    mb_cubin, mb_mod = microbench_module(gpu)
+    g = {n: mb_mod.get_function(_kernel(n)) for n in CALIBRATE}
     sms = gpu.sm_count
-    out = drv.mem_alloc(4)
-    iters = 4096
+    out = drv.mem_alloc(64)
     s, e = drv.Event(), drv.Event()
-    res = {n: {w: [] for w in WARPS} for n in LOOPS}
-    for _ in range(ROUNDS):
-        for n in LOOPS:
-            for w in WARPS:
-                if w // 4 > gpu.blocks_per_sm(cubin, n, 128):
-                    continue
-                run = lambda: f[n](out, np.int32(iters), block=(128, 1, 1), grid=(sms * (w // 4), 1))  # noqa: E731
-                run()
-                gpu.sync()
-                s.record()
-                run()
-                e.record()
-                e.synchronize()
-                t = e.time_since(s) * 1e-3
-                res[n][w].append(sms * (w // 4) * 128 * iters * 64 * 2 / t * 1e-9)
-    table = {n: {str(w): float(np.median(v)) for w, v in ws.items() if v} for n, ws in res.items()}
-    spread = {n: {str(w): float((max(v) - min(v)) / np.median(v) * 100) for w, v in ws.items() if v} for n, ws in res.items()}
-    print(json.dumps(dict(gpu=gpu.name, sm_count=sms, gflops=table, spread_pct=spread), indent=1))
+
+    def rate(fn, blocks, threads, iters, flop, extra=()):
+        args = [np.int32(a) for a in extra]
+        run = lambda: fn(out, np.int32(iters), *args, block=(threads, 1, 1), grid=(blocks, 1))  # noqa: E731
+        run()
+        gpu.sync()
+        s.record()
+        run()
+        e.record()
+        e.synchronize()
+        return blocks * threads * iters * flop / (e.time_since(s) * 1e-3) * 1e-9
+
+    res = {(x, "loops"): {n: {w: [] for w in WARPS} for n in LOOPS} for x in MULTIPLIERS}
+    res.update({(x, "calibrate"): {n: {str(threads * b // 32): [] for b in counts} for n, (threads, counts, *_) in CALIBRATE.items()}
+                for x in MULTIPLIERS})
+    for r in range(ROUNDS):
+        print(f"round {r + 1} of {ROUNDS}", file=sys.stderr, flush=True)
+        for x in MULTIPLIERS:
+            for n in LOOPS:
+                for w in WARPS:
+                    if w // 4 <= gpu.blocks_per_sm(cubin, n, 128):
+                        res[(x, "loops")][n][w].append(rate(f[n], sms * (w // 4), 128, 4096 * x, 64 * 2))
+            for n, (threads, counts, iters, flop, _, extra, _) in CALIBRATE.items():
+                cap = gpu.blocks_per_sm(mb_cubin, _kernel(n), threads)
+                for b in counts:
+                    if b <= cap:
+                        res[(x, "calibrate")][n][str(threads * b // 32)].append(rate(g[n], sms * b, threads, iters * x, flop, extra))
+
+    def med(key):
+        return ({n: {str(w): float(np.median(v)) for w, v in ws.items() if v} for n, ws in res[key].items()},
+                {n: {str(w): float((max(v) - min(v)) / np.median(v) * 100) for w, v in ws.items() if v} for n, ws in res[key].items()})
+
+    doc = dict(gpu=gpu.name, sm_count=sms, rounds=ROUNDS, multipliers=list(MULTIPLIERS), loop_iterations=4096,
+               calibrate_iterations={n: c[2] for n, c in CALIBRATE.items()})
+    doc["gflops"], doc["spread_pct"] = med((16, "loops"))  # the loops' own rates (what `simulate` compares)
+    doc["gflops_x1"], doc["spread_pct_x1"] = med((1, "loops"))
+    doc["calibrate"], doc["calibrate_spread_pct"] = med((16, "calibrate"))
+    doc["calibrate_x1"], doc["calibrate_spread_pct_x1"] = med((1, "calibrate"))
+    doc["cubins"] = {"loops": base64.b64encode(cubin).decode(), "microbench": base64.b64encode(mb_cubin).decode()}
+    print(json.dumps(doc, indent=1))
     return 0
 
 
-def _programs(src: Path = SRC):
-    """{loop: loop program} of the kernels in `src` (default benchmarks/ffma/loops.cu) built here for sm_90."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cubin = Path(tmp) / "loops.cubin"
-        subprocess.run([build.find_nvcc(), "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(src)], check=True)
-        listing = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, str(cubin)], capture_output=True, text=True,
-                                 check=True).stdout
+def _split(listing: str) -> dict:
     out = {}
     for part in re.split(r"\n(?=\s*\.text\.)", listing):
         mm = re.match(r"\s*\.text\.(\w+):", part)
         if mm:
             out[mm.group(1)] = sass.loop_program(part)
     return out
+
+
+def _programs(src: Path = SRC, cubin: bytes | None = None):
+    """{loop: loop program} of the kernels in `src` (default benchmarks/ffma/loops.cu) built here for sm_90,
+    or of `cubin` (a recorded build) where given."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "loops.cubin"
+        if cubin is None:
+            subprocess.run([build.find_nvcc(), "-cubin", "-O3", "-arch=sm_90", "-o", str(path), str(src)], check=True)
+        else:
+            path.write_bytes(cubin)
+        listing = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, str(path)], capture_output=True, text=True,
+                                 check=True).stdout
+    return _split(listing)
+
+
+def _recorded_programs(m: dict, which: str, src: Path):
+    import base64
+
+    raw = (m.get("cubins") or {}).get(which)
+    return _programs(src, base64.b64decode(raw) if raw else None)
 
 
 def slack(path: str) -> int:
@@ -85,8 +153,7 @@ def slack(path: str) -> int:
     m = json.loads(Path(path).read_text())
     dev = load_device("h100-sxm")
     lat = dev.latency
-    peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    progs = _programs()
+    progs = _recorded_programs(m, "loops", SRC)
     print("measured / replayed with the register-bank term, over the loops and 8-24 warps per SM (min-max, median)\n")
     print("| slack (clocks) | two-register loops | three-register loops (`_reg`) | calibrate's loop |")
     print("|---|---|---|---|")
@@ -111,33 +178,85 @@ def slack(path: str) -> int:
     return 0
 
 
-def simulate(path: str) -> int:
+def _device(m: dict):
     from perfmodel.devices import load_device
+
+    return load_device("h200" if "H200" in m.get("gpu", "") else "h100-sxm")
+
+
+def _replayed_gflops(dev, prog: dict, warps_per_sm: int, threads: int, flop_per_body: float, lds_wavefronts: float = 0.0,
+                     banks: int = 0) -> float:
+    """GFLOPS of the whole GPU when every SM holds `warps_per_sm` warps running the loop `prog` (one pass of
+    it does `flop_per_body` FLOP per thread), replayed by model.schedule at one issue cycle per FFMA."""
     from perfmodel.model.schedule import simulate as sim
 
+    lat = dev.latency
+    W = max(warps_per_sm // 4, 1)
+    cyc = sim(prog, W, max(threads // 32 // 4, 1), 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
+              lds_wavefronts or 1.0, 1.0, 4.0, banks=banks)
+    return 4 * W * 32 * flop_per_body / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
+
+
+def simulate(path: str) -> int:
     m = json.loads(Path(path).read_text())
     loops = [n for n in LOOPS if n in m["gflops"]]
-    dev = load_device("h100-sxm")
+    dev = _device(m)
+    banks = dev.compute.register_banks or 0
     peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    progs = _programs()
-    lat = dev.latency
+    progs = _recorded_programs(m, "loops", SRC)
+    x1 = m.get("gflops_x1")
     print(f"{m['gpu']}; % of the datasheet peak ({peak:,.0f} GFLOPS at {dev.compute.sm_clock_boost_MHz:.0f} MHz); "
           f"simulated: model.schedule with one issue cycle per FFMA and the control codes' stall counts; both count "
-          f"the product's 64 FFMAs per pass, not the x updates\n")
-    print("| loop | instructions (FFMA) | stall-count cycles | warps/SM | measured | spread | simulated | with register banks |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"the product's 64 FFMAs per pass, not the x updates"
+          + ("; measured at 16 x 4,096 iterations, and at 4,096 (x 1) beside it" if x1 else "") + "\n")
+    print("| loop | instructions (FFMA) | stall-count cycles | warps/SM | measured | spread | " + ("measured x 1 | " if x1 else "")
+          + "simulated | with register banks |")
+    print("|---|---|---|---|---|---|" + ("---|" if x1 else "") + "---|---|")
     for n in loops:
         prog = progs[n]
         nf = prog["cls"].count("F")
         product = 64 * int(re.search(r"_u(\d+)_", n).group(1))  # the product's FFMAs per pass, as measured
         for w, g in m["gflops"][n].items():
-            W = int(w) // 4
-            args = (prog, W, 1, 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles, 1.0, 1.0, 4.0)
-            gs = [4 * W * 32 * product * 2 / sim(*args, banks=b) * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
-                  for b in (0, dev.compute.register_banks or 0)]
+            gs = [_replayed_gflops(dev, prog, int(w), 128, product * 2, banks=b) for b in (0, banks)]
+            short = f"{100 * x1[n][w] / peak:.1f} % | " if x1 else ""
             print(f"| {n} | {len(prog['cls'])} ({nf}) | {sum(prog['stall'])} | {w} | {100 * g / peak:.1f} % | "
-                  f"{m['spread_pct'][n][w]:.1f} % | {100 * gs[0] / peak:.1f} % | {100 * gs[1] / peak:.1f} % |")
+                  f"{m['spread_pct'][n][w]:.1f} % | {short}{100 * gs[0] / peak:.1f} % | {100 * gs[1] / peak:.1f} % |")
+    if "calibrate" in m:
+        calibrate_table(m, dev, peak)
     return 0
+
+
+def calibrate_rows(m: dict, dev=None) -> list:
+    """calibrate's FFMA-rate loops in a `measure` record, each at each warp count: (kernel, warps per SM,
+    measured GFLOPS at 16 x and at 1 x calibrate's iterations, replayed GFLOPS without and with the
+    register-bank term), the replay of the recorded cubin's loop at one issue cycle per FFMA."""
+    dev = dev or _device(m)
+    banks = dev.compute.register_banks or 0
+    progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
+    rows = []
+    for n, (threads, _, _, flop, ffma_per_iter, _, lds_wf) in CALIBRATE.items():
+        prog = progs[_kernel(n)]
+        body = prog["cls"].count("F") / ffma_per_iter * flop  # FLOP per thread and pass of the binary's loop
+        for w, g in m["calibrate"].get(n, {}).items():
+            rep = [_replayed_gflops(dev, prog, int(w), threads, body, lds_wf, banks=b) for b in (0, banks)]
+            rows.append((n, int(w), g, m["calibrate_x1"][n][w], *rep))
+    return rows
+
+
+def calibrate_table(m: dict, dev, peak: float) -> None:
+    rows = calibrate_rows(m, dev)
+    print(f"\ncalibrate's FFMA-rate loops (perfmodel/measure/microbench.cu, the recorded cubin): % of the datasheet peak "
+          f"measured at calibrate's iterations (x 1) and at 16 x them (the loop's own rate), replayed without and with "
+          f"the register-bank term; the last column is measured (x 16) / replayed with the term\n")
+    print("| loop | warps/SM | measured x 1 | measured x 16 | replayed | with register banks | measured / replayed |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for n, w, g16, g1, r0, r2 in rows:
+        print(f"| {n} | {w} | {100 * g1 / peak:.1f} % | {100 * g16 / peak:.1f} % | {100 * r0 / peak:.1f} % | "
+              f"{100 * r2 / peak:.1f} % | {g16 / r2:.3f} |")
+    ratios = [g16 / r2 for _, _, g16, _, _, r2 in rows]
+    inside = sum(abs(r - 1) <= 0.05 for r in ratios)
+    print(f"\n{inside} of {len(ratios)} loop and warp-count pairs replayed within 5 % of their measured rate "
+          f"(measured / replayed {min(ratios):.3f}-{max(ratios):.3f}, median {float(np.median(ratios)):.3f})")
 
 
 if __name__ == "__main__":
