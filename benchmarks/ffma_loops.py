@@ -19,6 +19,13 @@ that ran are kept in the record, so that `simulate` replays the very binaries th
                                                    # `measure`; for calibrate's loops, measured / replayed
   python3 benchmarks/ffma_loops.py slack FILE      # CPU: measured / replayed with the register-bank term at
                                                    # bank slacks of 0-4 clocks and none, at 8-24 warps per SM
+  python3 benchmarks/ffma_loops.py blocks          # GPU: calibrate's shared-memory-fed loops at 4-16 warps per
+                                                   # SM as blocks of 4 warps (calibrate's) and of 1 warp: the
+                                                   # same binary with and without a barrier across schedulers
+  python3 benchmarks/ffma_loops.py blocks-table FILE  # CPU: that record beside the loops' replay
+  python3 benchmarks/ffma_loops.py ncu OUT         # GPU: Nsight Compute's counters and warp stall reasons of
+                                                   # calibrate's loops at each warp count, one launch each
+                                                   # (OUT/ffma_loops_ncu.csv and .json; `launch` is its child)
 """
 import json
 import re
@@ -259,6 +266,125 @@ def calibrate_table(m: dict, dev, peak: float) -> None:
           f"(measured / replayed {min(ratios):.3f}-{max(ratios):.3f}, median {float(np.median(ratios)):.3f})")
 
 
+SMEM_FED = [n for n, c in CALIBRATE.items() if c[6]]  # calibrate's loops fed from shared memory
+BLOCK_THREADS = (128, 32)
+
+
+def blocks() -> int:
+    """calibrate's shared-memory-fed loops at 16 x calibrate's iterations, the same warps per SM held as blocks
+    of 128 threads (one warp per scheduler: each k-tile's barrier waits for the block's warps on the other
+    three schedulers) and of 32 (a barrier of one warp): median GFLOPS of ROUNDS interleaved rounds."""
+    import base64
+
+    from perfmodel.measure.calibrate import event_timed, microbench_module
+    from perfmodel.measure.gpu import Gpu
+
+    gpu = Gpu()
+    cubin, mod = microbench_module(gpu)
+    out = gpu.drv.mem_alloc(64)
+    res = {n: {str(t): {} for t in BLOCK_THREADS} for n in SMEM_FED}
+    for r in range(ROUNDS):
+        print(f"round {r + 1} of {ROUNDS}", file=sys.stderr, flush=True)
+        for n in SMEM_FED:
+            threads0, _, iters, flop, _, extra, _ = CALIBRATE[n]
+            fn = mod.get_function(_kernel(n))
+            for t in BLOCK_THREADS:
+                cap = gpu.blocks_per_sm(cubin, _kernel(n), t)
+                for w in (4, 8, 16):
+                    b = w * 32 // t
+                    if b > cap:
+                        continue
+                    args = [np.int32(a) for a in extra]
+                    sec = event_timed(gpu, lambda: fn(out, np.int32(16 * iters), *args, block=(t, 1, 1),
+                                                      grid=(gpu.sm_count * b, 1)), reps=1)
+                    res[n][str(t)].setdefault(str(w), []).append(gpu.sm_count * b * t * 16 * iters * flop / sec * 1e-9)
+    doc = dict(gpu=gpu.name, sm_count=gpu.sm_count, rounds=ROUNDS, multiplier=16,
+               gflops={n: {t: {w: float(np.median(v)) for w, v in ws.items()} for t, ws in ts.items()} for n, ts in res.items()},
+               spread_pct={n: {t: {w: float((max(v) - min(v)) / np.median(v) * 100) for w, v in ws.items()} for t, ws in ts.items()}
+                           for n, ts in res.items()},
+               cubins={"microbench": base64.b64encode(cubin).decode()})
+    print(json.dumps(doc, indent=1))
+    return 0
+
+
+def blocks_table(path: str) -> int:
+    """CPU: a `blocks` record beside the replay of its cubin's loops (one warp of each block per scheduler in
+    both, so the replay is the same for the two block sizes)."""
+    m = json.loads(Path(path).read_text())
+    dev = _device(m)
+    banks = dev.compute.register_banks or 0
+    peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
+    progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
+    print(f"{m['gpu']}: calibrate's shared-memory-fed loops at 16 x its iterations, % of the datasheet peak "
+          f"({peak:,.0f} GFLOPS), as 4-warp blocks (a barrier across the four schedulers) and 1-warp blocks, "
+          f"beside their replay with the register-bank term\n")
+    print("| loop | warps/SM | 4-warp blocks | 1-warp blocks | replayed | 4-warp / replayed | 1-warp / replayed |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for n, ts in m["gflops"].items():
+        threads, _, _, flop, ffma_per_iter, _, lds_wf = CALIBRATE[n]
+        prog = progs[_kernel(n)]
+        body = prog["cls"].count("F") / ffma_per_iter * flop
+        for w in sorted({int(w) for t in ts.values() for w in t}):
+            rep = _replayed_gflops(dev, prog, w, threads, body, lds_wf, banks=banks)
+            g4, g1 = ts.get("128", {}).get(str(w)), ts.get("32", {}).get(str(w))
+            cell = (lambda g: f"{100 * g / peak:.1f} %" if g else "")
+            ratio = (lambda g: f"{g / rep:.3f}" if g else "")
+            print(f"| {n} | {w} | {cell(g4)} | {cell(g1)} | {100 * rep / peak:.1f} % | {ratio(g4)} | {ratio(g1)} |")
+    return 0
+
+
+def launch() -> int:
+    """ncu's child: each of calibrate's FFMA-rate loops once at each warp count it is measured at (x 1)."""
+    from perfmodel.measure.calibrate import microbench_module
+    from perfmodel.measure.gpu import Gpu
+
+    gpu = Gpu()
+    drv = gpu.drv
+    cubin, mod = microbench_module(gpu)
+    out = drv.mem_alloc(64)
+    for n, (threads, counts, iters, _, _, extra, _) in CALIBRATE.items():
+        cap = gpu.blocks_per_sm(cubin, _kernel(n), threads)
+        for b in counts:
+            if b <= cap:
+                print(f"kernel {n}@{threads * b // 32}", flush=True)
+                mod.get_function(_kernel(n))(out, np.int32(iters), *[np.int32(a) for a in extra], block=(threads, 1, 1),
+                                             grid=(gpu.sm_count * b, 1))
+                gpu.sync()
+    return 0
+
+
+def ncu(out: str) -> int:
+    import shutil
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ncu_choices import METRICS, SCHEDULERS, known_metrics
+
+    from perfmodel.measure.ncu import parse_ncu
+
+    tool = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    metrics = METRICS + "," + ",".join(known_metrics(tool, SCHEDULERS))
+    cmd = [tool, "--clock-control", "none", "--target-processes", "all", "-k", "regex:^ffma_", "--metrics", metrics,
+           "--csv", "--page", "raw", sys.executable, __file__, "launch"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "ffma_loops_ncu.csv").write_text(r.stdout)
+    if r.returncode != 0:
+        print(r.stderr[-2000:])
+        return 1
+    summary = parse_ncu(r.stdout)
+    (Path(out) / "ffma_loops_ncu.json").write_text(json.dumps(summary, indent=1))
+    for name, v in summary.items():
+        stalls = sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
+                        key=lambda t: -t[1])[:7]
+        print(f"{name}: issue {v.get('smsp__issue_active.avg.pct_of_peak_sustained_active', 0):.1f} %, fma pipe "
+              f"{v.get('sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active', 0):.1f} %, lds wavefronts / lds "
+              f"{v.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum', 0) / max(v.get('smsp__inst_executed_op_shared_ld.sum', 0), 1):.2f}"
+              "; stalls per issue " + " ".join(f"{k}={x:.2f}" for k, x in stalls))
+    return 0
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "measure"
-    sys.exit(measure() if mode == "measure" else slack(sys.argv[2]) if mode == "slack" else simulate(sys.argv[2]))
+    sys.exit(measure() if mode == "measure" else launch() if mode == "launch" else ncu(sys.argv[2]) if mode == "ncu"
+             else blocks() if mode == "blocks" else blocks_table(sys.argv[2]) if mode == "blocks-table"
+             else slack(sys.argv[2]) if mode == "slack" else simulate(sys.argv[2]))
