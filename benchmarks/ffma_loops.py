@@ -192,15 +192,21 @@ def _device(m: dict):
 
 
 def _replayed_gflops(dev, prog: dict, warps_per_sm: int, threads: int, flop_per_body: float, lds_wavefronts: float = 0.0,
-                     banks: int = 0) -> float:
+                     banks: int = 0, writeback: bool = True) -> float:
     """GFLOPS of the whole GPU when every SM holds `warps_per_sm` warps running the loop `prog` (one pass of
-    it does `flop_per_body` FLOP per thread), replayed by model.schedule at one issue cycle per FFMA."""
-    from perfmodel.model.schedule import simulate as sim
+    it does `flop_per_body` FLOP per thread), replayed by model.schedule at one issue cycle per FFMA;
+    writeback: the register-bank term also charges the shared loads' register writes (schedule.LDS_WRITEBACK,
+    off in the model)."""
+    from perfmodel.model import schedule
 
     lat = dev.latency
     W = max(warps_per_sm // 4, 1)
-    cyc = sim(prog, W, max(threads // 32 // 4, 1), 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles, lat.fma_latency_cycles,
-              lds_wavefronts or 1.0, 1.0, 4.0, banks=banks)
+    keep, schedule.LDS_WRITEBACK = schedule.LDS_WRITEBACK, writeback
+    try:
+        cyc = schedule.simulate(prog, W, max(threads // 32 // 4, 1), 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles,
+                                lat.fma_latency_cycles, lds_wavefronts or 1.0, 1.0, 4.0, banks=banks)
+    finally:
+        schedule.LDS_WRITEBACK = keep
     return 4 * W * 32 * flop_per_body / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
 
 
@@ -235,8 +241,9 @@ def simulate(path: str) -> int:
 
 def calibrate_rows(m: dict, dev=None) -> list:
     """calibrate's FFMA-rate loops in a `measure` record, each at each warp count: (kernel, warps per SM,
-    measured GFLOPS at 16 x and at 1 x calibrate's iterations, replayed GFLOPS without and with the
-    register-bank term), the replay of the recorded cubin's loop at one issue cycle per FFMA."""
+    measured GFLOPS at 16 x and at 1 x calibrate's iterations, replayed GFLOPS without the register-bank
+    term, with its operand reads alone and with the shared loads' register writes too), the replay of the
+    recorded cubin's loop at one issue cycle per FFMA."""
     dev = dev or _device(m)
     banks = dev.compute.register_banks or 0
     progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
@@ -245,7 +252,8 @@ def calibrate_rows(m: dict, dev=None) -> list:
         prog = progs[_kernel(n)]
         body = prog["cls"].count("F") / ffma_per_iter * flop  # FLOP per thread and pass of the binary's loop
         for w, g in m["calibrate"].get(n, {}).items():
-            rep = [_replayed_gflops(dev, prog, int(w), threads, body, lds_wf, banks=b) for b in (0, banks)]
+            rep = [_replayed_gflops(dev, prog, int(w), threads, body, lds_wf, banks=b, writeback=wb)
+                   for b, wb in ((0, False), (banks, False), (banks, True))]
             rows.append((n, int(w), g, m["calibrate_x1"][n][w], *rep))
     return rows
 
@@ -253,17 +261,20 @@ def calibrate_rows(m: dict, dev=None) -> list:
 def calibrate_table(m: dict, dev, peak: float) -> None:
     rows = calibrate_rows(m, dev)
     print(f"\ncalibrate's FFMA-rate loops (perfmodel/measure/microbench.cu, the recorded cubin): % of the datasheet peak "
-          f"measured at calibrate's iterations (x 1) and at 16 x them (the loop's own rate), replayed without and with "
-          f"the register-bank term; the last column is measured (x 16) / replayed with the term\n")
-    print("| loop | warps/SM | measured x 1 | measured x 16 | replayed | with register banks | measured / replayed |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for n, w, g16, g1, r0, r2 in rows:
+          f"measured at calibrate's iterations (x 1) and at 16 x them (the loop's own rate), replayed without the "
+          f"register-bank term, with its operand reads alone and with the shared loads' register writes too (the model's "
+          f"term); the last two columns are measured (x 16) / replayed with the reads alone and with the whole term\n")
+    print("| loop | warps/SM | measured x 1 | measured x 16 | replayed | register-bank reads | reads and load writes | "
+          "measured / reads | measured / whole term |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, w, g16, g1, r0, rr, r2 in rows:
         print(f"| {n} | {w} | {100 * g1 / peak:.1f} % | {100 * g16 / peak:.1f} % | {100 * r0 / peak:.1f} % | "
-              f"{100 * r2 / peak:.1f} % | {g16 / r2:.3f} |")
-    ratios = [g16 / r2 for _, _, g16, _, _, r2 in rows]
-    inside = sum(abs(r - 1) <= 0.05 for r in ratios)
-    print(f"\n{inside} of {len(ratios)} loop and warp-count pairs replayed within 5 % of their measured rate "
-          f"(measured / replayed {min(ratios):.3f}-{max(ratios):.3f}, median {float(np.median(ratios)):.3f})")
+              f"{100 * rr / peak:.1f} % | {100 * r2 / peak:.1f} % | {g16 / rr:.3f} | {g16 / r2:.3f} |")
+    for label, k in (("with the operand reads alone", 5), ("with the whole register-bank term", 6)):
+        ratios = [r[2] / r[k] for r in rows]
+        inside = sum(abs(x - 1) <= 0.05 for x in ratios)
+        print(f"\n{label}: {inside} of {len(ratios)} loop and warp-count pairs replayed within 5 % of their measured rate "
+              f"(measured / replayed {min(ratios):.3f}-{max(ratios):.3f}, median {float(np.median(ratios)):.3f})")
 
 
 SMEM_FED = [n for n, c in CALIBRATE.items() if c[6]]  # calibrate's loops fed from shared memory
@@ -317,19 +328,22 @@ def blocks_table(path: str) -> int:
     progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
     print(f"{m['gpu']}: calibrate's shared-memory-fed loops at 16 x its iterations, % of the datasheet peak "
           f"({peak:,.0f} GFLOPS), as 4-warp blocks (a barrier across the four schedulers) and 1-warp blocks, "
-          f"beside their replay with the register-bank term\n")
-    print("| loop | warps/SM | 4-warp blocks | 1-warp blocks | replayed | 4-warp / replayed | 1-warp / replayed |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          f"beside their replay with the register-bank term's operand reads alone and with the shared loads' "
+          f"register writes too (the whole term)\n")
+    print("| loop | warps/SM | 4-warp blocks | 1-warp blocks | replayed, reads | replayed, whole term | 4-warp / whole | "
+          "1-warp / whole |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n, ts in m["gflops"].items():
         threads, _, _, flop, ffma_per_iter, _, lds_wf = CALIBRATE[n]
         prog = progs[_kernel(n)]
         body = prog["cls"].count("F") / ffma_per_iter * flop
         for w in sorted({int(w) for t in ts.values() for w in t}):
-            rep = _replayed_gflops(dev, prog, w, threads, body, lds_wf, banks=banks)
+            reads, rep = (_replayed_gflops(dev, prog, w, threads, body, lds_wf, banks=banks, writeback=wb) for wb in (False, True))
             g4, g1 = ts.get("128", {}).get(str(w)), ts.get("32", {}).get(str(w))
             cell = (lambda g: f"{100 * g / peak:.1f} %" if g else "")
             ratio = (lambda g: f"{g / rep:.3f}" if g else "")
-            print(f"| {n} | {w} | {cell(g4)} | {cell(g1)} | {100 * rep / peak:.1f} % | {ratio(g4)} | {ratio(g1)} |")
+            print(f"| {n} | {w} | {cell(g4)} | {cell(g1)} | {100 * reads / peak:.1f} % | {100 * rep / peak:.1f} % | "
+                  f"{ratio(g4)} | {ratio(g1)} |")
     return 0
 
 
@@ -357,7 +371,7 @@ def ncu(out: str) -> int:
     import shutil
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from ncu_choices import METRICS, SCHEDULERS, known_metrics
+    from ncu_choices import METRICS, SCHEDULERS, known_metrics, top_stalls
 
     from perfmodel.measure.ncu import parse_ncu
 
@@ -374,8 +388,7 @@ def ncu(out: str) -> int:
     summary = parse_ncu(r.stdout)
     (Path(out) / "ffma_loops_ncu.json").write_text(json.dumps(summary, indent=1))
     for name, v in summary.items():
-        stalls = sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
-                        key=lambda t: -t[1])[:7]
+        stalls = top_stalls(v, 7)
         print(f"{name}: issue {v.get('smsp__issue_active.avg.pct_of_peak_sustained_active', 0):.1f} %, fma pipe "
               f"{v.get('sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active', 0):.1f} %, lds wavefronts / lds "
               f"{v.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum', 0) / max(v.get('smsp__inst_executed_op_shared_ld.sum', 0), 1):.2f}"

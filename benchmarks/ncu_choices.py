@@ -97,6 +97,12 @@ def child(mnk: tuple[int, int, int], specs: list[str], launches: int = 1) -> Non
         gpu.sync()
 
 
+def top_stalls(v: dict, n: int) -> list[tuple[str, float]]:
+    """The n largest warp stall reasons of one kernel's ncu summary: (reason, cycles per issued instruction)."""
+    return sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
+                  key=lambda t: -t[1])[:n]
+
+
 def local_device():
     """The shipped device file of this machine's GPU 0 (None where it is not a shipped device)."""
     import pycuda.driver as drv
@@ -143,8 +149,7 @@ def main(out: Path, specs: list[str], mnk: tuple[int, int, int] = (4096, 4096, 4
     summary = parse_ncu(r.stdout)
     (out / "ncu_choices.json").write_text(json.dumps(dict(M=mnk[0], N=mnk[1], K=mnk[2], kernels=summary), indent=1))
     for name, v in summary.items():
-        stalls = sorted(((k.split("issue_stalled_")[1].split("_per")[0], x) for k, x in v.items() if "issue_stalled" in k),
-                        key=lambda t: -t[1])[:5]
+        stalls = top_stalls(v, 5)
         print(f"{name}\n  inst {v.get('smsp__inst_executed.sum', 0):.3g} lds {v.get('smsp__inst_executed_op_shared_ld.sum', 0):.3g} "
               f"ldsWF {v.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum', 0):.3g} "
               f"ldsBC {v.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum', 0):.3g} "
