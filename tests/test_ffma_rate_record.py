@@ -1,8 +1,8 @@
 """benchmarks/ffma_loops.py's H200 records replayed on the CPU (nvdisasm on the recorded cubins, no GPU): calibrate's
 register-fed outer products run at their SASS replay's rate (the register-bank term, one issue clock per FFMA)
 within 5 % at every warp count once each launch is long enough; the loops fed from shared memory run 5-14 %
-below a replay that charges the banks the operand reads alone, and at it within 5 % at 8-16 warps per SM when the
-shared loads' register writes take the banks' ports too (docs/model.md, "Calibrate's loops timed long enough")."""
+below a replay that charges the banks the operand reads alone, and within 10 % of it at 8-16 warps per SM (five of
+seven within 5 %) when the shared loads' register writes take the banks' ports too (docs/model.md, "Calibrate's loops timed long enough")."""
 import json
 import sys
 from pathlib import Path
@@ -43,7 +43,7 @@ def test_calibrates_register_fed_loops_run_at_their_replayed_rate():
     reg = [(n, w, g16 / r2) for n, w, g16, _, _, rr, r2 in rows if n in fed and rr == r2]
     assert len(reg) == 7  # independent chains at 64 warps, 8 x 8 at 4-24, 16 x 8 at 4 and 8
     assert all(abs(r - 1) <= 0.05 for *_, r in reg), reg
-    # without the register-bank term the 8 x 8 loop's replay is 4-7 % too fast at 8-24 warps
+    # without the register-bank term the 8 x 8 loop's replay is 4-5 % too fast at 8-24 warps
     no_banks = [g16 / r0 for n, w, g16, _, r0, _, _ in rows if n == "ffma_outer" and w >= 8]
     assert all(0.93 <= r <= 0.97 for r in no_banks), no_banks
 
