@@ -40,6 +40,7 @@ from perfmodel.measure import build, sass
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "benchmarks" / "ffma" / "loops.cu"
+MICROBENCH = ROOT / "perfmodel" / "measure" / "microbench.cu"  # calibrate's loops
 LOOPS = ["outer_u1_dep", "outer_u2_dep", "outer_u4_dep", "outer_u8_dep", "outer_u1_free", "outer_u2_free", "outer_u4_free",
          "outer_u1_dep_reg", "outer_u2_dep_reg", "outer_u4_dep_reg", "outer_u1_free_reg", "outer_u2_free_reg", "outer_u4_free_reg"]
 WARPS = [4, 8, 16, 24]
@@ -64,10 +65,22 @@ def _kernel(name: str) -> str:
     return "ffma_outer_smem_sb" if name.startswith("ffma_outer_smem_sb") else name
 
 
+def _flop_per_pass(prog: dict, name: str) -> float:
+    """FLOP per thread and pass of calibrate's loop `name` as the binary `prog` unrolled it."""
+    _, _, _, flop, ffma_per_iter, _, _ = CALIBRATE[name]
+    return prog["cls"].count("F") / ffma_per_iter * flop
+
+
+def _median_and_spread(samples: dict) -> tuple[dict, dict]:
+    """{key: [GFLOPS per round]} -> ({key: median}, {key: (max - min) / median in %}), keys as strings."""
+    med = {str(k): float(np.median(v)) for k, v in samples.items() if v}
+    return med, {str(k): float((max(v) - min(v)) / med[str(k)] * 100) for k, v in samples.items() if v}
+
+
 def measure() -> int:
     import base64
 
-    from perfmodel.measure.calibrate import microbench_module
+    from perfmodel.measure.calibrate import event_timed, microbench_module
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -79,18 +92,11 @@ def measure() -> int:
     g = {n: mb_mod.get_function(_kernel(n)) for n in CALIBRATE}
     sms = gpu.sm_count
     out = drv.mem_alloc(64)
-    s, e = drv.Event(), drv.Event()
 
     def rate(fn, blocks, threads, iters, flop, extra=()):
         args = [np.int32(a) for a in extra]
-        run = lambda: fn(out, np.int32(iters), *args, block=(threads, 1, 1), grid=(blocks, 1))  # noqa: E731
-        run()
-        gpu.sync()
-        s.record()
-        run()
-        e.record()
-        e.synchronize()
-        return blocks * threads * iters * flop / (e.time_since(s) * 1e-3) * 1e-9
+        sec = event_timed(gpu, lambda: fn(out, np.int32(iters), *args, block=(threads, 1, 1), grid=(blocks, 1)), reps=1)
+        return blocks * threads * iters * flop / sec * 1e-9
 
     res = {(x, "loops"): {n: {w: [] for w in WARPS} for n in LOOPS} for x in MULTIPLIERS}
     res.update({(x, "calibrate"): {n: {str(threads * b // 32): [] for b in counts} for n, (threads, counts, *_) in CALIBRATE.items()}
@@ -109,8 +115,8 @@ def measure() -> int:
                         res[(x, "calibrate")][n][str(threads * b // 32)].append(rate(g[n], sms * b, threads, iters * x, flop, extra))
 
     def med(key):
-        return ({n: {str(w): float(np.median(v)) for w, v in ws.items() if v} for n, ws in res[key].items()},
-                {n: {str(w): float((max(v) - min(v)) / np.median(v) * 100) for w, v in ws.items() if v} for n, ws in res[key].items()})
+        both = {n: _median_and_spread(ws) for n, ws in res[key].items()}
+        return {n: b[0] for n, b in both.items()}, {n: b[1] for n, b in both.items()}
 
     doc = dict(gpu=gpu.name, sm_count=sms, rounds=ROUNDS, multipliers=list(MULTIPLIERS), loop_iterations=4096,
                calibrate_iterations={n: c[2] for n, c in CALIBRATE.items()})
@@ -159,7 +165,6 @@ def slack(path: str) -> int:
 
     m = json.loads(Path(path).read_text())
     dev = load_device("h100-sxm")
-    lat = dev.latency
     progs = _recorded_programs(m, "loops", SRC)
     print("measured / replayed with the register-bank term, over the loops and 8-24 warps per SM (min-max, median)\n")
     print("| slack (clocks) | two-register loops | three-register loops (`_reg`) | calibrate's loop |")
@@ -170,13 +175,8 @@ def slack(path: str) -> int:
         for n, ws in m["gflops"].items():
             product = 64 * int(re.search(r"_u(\d+)_", n).group(1))
             for w, g in ws.items():
-                if int(w) < 8:
-                    continue
-                W = int(w) // 4
-                cyc = schedule.simulate(progs[n], W, 1, 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles,
-                                        lat.fma_latency_cycles, 1.0, 1.0, 4.0, banks=2)
-                gs = 4 * W * 32 * product * 2 / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
-                ratio[(n, w)] = g / gs
+                if int(w) >= 8:
+                    ratio[(n, w)] = g / _replayed_gflops(dev, progs[n], int(w), 128, product * 2, banks=2)
         cols = []
         for sel in (lambda n: "_reg" not in n, lambda n: "_reg" in n, lambda n: n == "outer_u2_dep"):
             v = [r for (n, _), r in ratio.items() if sel(n)]
@@ -246,11 +246,11 @@ def calibrate_rows(m: dict, dev=None) -> list:
     recorded cubin's loop at one issue cycle per FFMA."""
     dev = dev or _device(m)
     banks = dev.compute.register_banks or 0
-    progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
+    progs = _recorded_programs(m, "microbench", MICROBENCH)
     rows = []
-    for n, (threads, _, _, flop, ffma_per_iter, _, lds_wf) in CALIBRATE.items():
+    for n, (threads, _, _, _, _, _, lds_wf) in CALIBRATE.items():
         prog = progs[_kernel(n)]
-        body = prog["cls"].count("F") / ffma_per_iter * flop  # FLOP per thread and pass of the binary's loop
+        body = _flop_per_pass(prog, n)
         for w, g in m["calibrate"].get(n, {}).items():
             rep = [_replayed_gflops(dev, prog, int(w), threads, body, lds_wf, banks=b, writeback=wb)
                    for b, wb in ((0, False), (banks, False), (banks, True))]
@@ -297,7 +297,7 @@ def blocks() -> int:
     for r in range(ROUNDS):
         print(f"round {r + 1} of {ROUNDS}", file=sys.stderr, flush=True)
         for n in SMEM_FED:
-            threads0, _, iters, flop, _, extra, _ = CALIBRATE[n]
+            _, _, iters, flop, _, extra, _ = CALIBRATE[n]
             fn = mod.get_function(_kernel(n))
             for t in BLOCK_THREADS:
                 cap = gpu.blocks_per_sm(cubin, _kernel(n), t)
@@ -309,10 +309,10 @@ def blocks() -> int:
                     sec = event_timed(gpu, lambda: fn(out, np.int32(16 * iters), *args, block=(t, 1, 1),
                                                       grid=(gpu.sm_count * b, 1)), reps=1)
                     res[n][str(t)].setdefault(str(w), []).append(gpu.sm_count * b * t * 16 * iters * flop / sec * 1e-9)
+    both = {n: {t: _median_and_spread(ws) for t, ws in ts.items()} for n, ts in res.items()}
     doc = dict(gpu=gpu.name, sm_count=gpu.sm_count, rounds=ROUNDS, multiplier=16,
-               gflops={n: {t: {w: float(np.median(v)) for w, v in ws.items()} for t, ws in ts.items()} for n, ts in res.items()},
-               spread_pct={n: {t: {w: float((max(v) - min(v)) / np.median(v) * 100) for w, v in ws.items()} for t, ws in ts.items()}
-                           for n, ts in res.items()},
+               gflops={n: {t: b[0] for t, b in ts.items()} for n, ts in both.items()},
+               spread_pct={n: {t: b[1] for t, b in ts.items()} for n, ts in both.items()},
                cubins={"microbench": base64.b64encode(cubin).decode()})
     print(json.dumps(doc, indent=1))
     return 0
@@ -325,7 +325,7 @@ def blocks_table(path: str) -> int:
     dev = _device(m)
     banks = dev.compute.register_banks or 0
     peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    progs = _recorded_programs(m, "microbench", ROOT / "perfmodel" / "measure" / "microbench.cu")
+    progs = _recorded_programs(m, "microbench", MICROBENCH)
     print(f"{m['gpu']}: calibrate's shared-memory-fed loops at 16 x its iterations, % of the datasheet peak "
           f"({peak:,.0f} GFLOPS), as 4-warp blocks (a barrier across the four schedulers) and 1-warp blocks, "
           f"beside their replay with the register-bank term's operand reads alone and with the shared loads' "
@@ -334,9 +334,9 @@ def blocks_table(path: str) -> int:
           "1-warp / whole |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n, ts in m["gflops"].items():
-        threads, _, _, flop, ffma_per_iter, _, lds_wf = CALIBRATE[n]
+        threads, _, _, _, _, _, lds_wf = CALIBRATE[n]
         prog = progs[_kernel(n)]
-        body = prog["cls"].count("F") / ffma_per_iter * flop
+        body = _flop_per_pass(prog, n)
         for w in sorted({int(w) for t in ts.values() for w in t}):
             reads, rep = (_replayed_gflops(dev, prog, w, threads, body, lds_wf, banks=banks, writeback=wb) for wb in (False, True))
             g4, g1 = ts.get("128", {}).get(str(w)), ts.get("32", {}).get(str(w))
