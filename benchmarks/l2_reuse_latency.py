@@ -5,8 +5,11 @@ pointer chase (`chase_global` of perfmodel/measure/microbench.cu: one thread, `l
 has not read); "again": the same launch repeated at once (the same lines, in the same order, read a second
 time by a thread of the same launch shape). Calibrate's `l2_latency_cycles` is the 8 MB ring's "first".
 Medians and spread (largest - smallest over median) over ROUNDS fresh rings.
+--together: the 8 MB ring chased by one thread on each of B blocks at once (B = 1, 8, 33, 66 and the SM count;
+one block an SM), all in the same order, as the blocks that share a GEMM panel ask for its lines at about the
+same time: the median over the blocks of each launch, "first" and "again" as above.
 
-    python3 benchmarks/l2_reuse_latency.py OUT.json [--rounds 5]
+    python3 benchmarks/l2_reuse_latency.py OUT.json [--rounds 5] [--together]
     python3 benchmarks/l2_reuse_latency.py --table OUT.json      (CPU) the table again from a recorded file
 """
 import argparse
@@ -18,9 +21,47 @@ import numpy as np
 
 RINGS_MB = (2, 8, 32, 1024)
 STEPS = 20000  # calibrate's timed steps
+TOGETHER_MB = 8  # calibrate's L2 ring
+# one thread a block chases the ring; each block writes its own cycles (chase_global writes one slot)
+CHASE_MANY = r"""
+extern "C" __global__ void chase_many(const unsigned* __restrict__ next, int steps, unsigned* out, long long* cycles) {
+    unsigned j = 0;
+    for (int i = 0; i < 256; ++i) j = __ldcg(&next[j]);
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) j = __ldcg(&next[j]);
+    long long t1 = clock64();
+    out[blockIdx.x] = j;
+    cycles[blockIdx.x] = t1 - t0;
+}
+"""
 
 
-def measure(rounds: int) -> dict:
+def together(gpu, rounds: int, rng) -> dict:
+    """Per block count: {"first": [...], "again": [...]}, each the median over the launch's blocks, per ring."""
+    drv = gpu.drv
+    mod = drv.module_from_buffer(gpu.compiler.compile(CHASE_MANY, options=["-O3"], arch=gpu.arch, no_extern_c=True))
+    fn = mod.get_function("chase_many")
+    from perfmodel.measure.calibrate import _chase_ring
+
+    counts = sorted({1, 8, 33, 66, gpu.sm_count} & set(range(1, gpu.sm_count + 1)))
+    out, cyc = drv.mem_alloc(4 * gpu.sm_count), drv.mem_alloc(8 * gpu.sm_count)
+    res = {}
+    for b in counts:
+        first, again = [], []
+        for _ in range(rounds):
+            d = drv.to_device(_chase_ring((TOGETHER_MB << 20) // 4, 32, rng))
+            for dest in (first, again):
+                fn(d, np.int32(STEPS), out, cyc, block=(1, 1, 1), grid=(b, 1))
+                gpu.sync()
+                c = np.zeros(b, np.int64)
+                drv.memcpy_dtoh(c, cyc)
+                dest.append(float(np.median(c)) / STEPS)
+            d.free()
+        res[str(b)] = {"first": first, "again": again}
+    return res
+
+
+def measure(rounds: int, with_together: bool = False) -> dict:
     from perfmodel.measure.calibrate import _chase_ring, microbench_module
     from perfmodel.measure.gpu import Gpu
 
@@ -43,6 +84,8 @@ def measure(rounds: int) -> dict:
                 dest.append(float(c[0]) / STEPS)
             d.free()
         rec["cycles_per_step"][str(mb)] = {"first": first, "again": again}
+    if with_together:
+        rec["together_cycles_per_step_by_blocks"] = together(gpu, rounds, rng)
     return rec
 
 
@@ -53,6 +96,13 @@ def table(rec: dict) -> str:
         f, a = (float(np.median(v[k])) for k in ("first", "again"))
         sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
         lines.append(f"| {mb} MB | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+    if "together_cycles_per_step_by_blocks" in rec:
+        lines += ["", f"the {TOGETHER_MB} MB ring chased at once by one thread on each of B blocks (median over the blocks)",
+                  "| B | first | again | again / first |", "|---|---|---|---|"]
+        for b, v in rec["together_cycles_per_step_by_blocks"].items():
+            f, a = (float(np.median(v[k])) for k in ("first", "again"))
+            sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
+            lines.append(f"| {b} | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
     return "\n".join(lines)
 
 
@@ -60,6 +110,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--together", action="store_true", help="also the ring chased by many blocks at once")
     ap.add_argument("--table", action="store_true", help="print the table of a recorded file (CPU)")
     a = ap.parse_args(argv)
     if a.table:
@@ -68,7 +119,7 @@ def main(argv=None) -> int:
     if a.out.exists():
         print(f"error: {a.out} exists; results are never overwritten", file=sys.stderr)
         return 2
-    rec = measure(a.rounds)
+    rec = measure(a.rounds, a.together)
     a.out.write_text(json.dumps(rec, indent=1) + "\n")
     print(table(rec))
     return 0
