@@ -5,11 +5,14 @@ pointer chase (`chase_global` of perfmodel/measure/microbench.cu: one thread, `l
 has not read); "again": the same launch repeated at once (the same lines, in the same order, read a second
 time by a thread of the same launch shape). Calibrate's `l2_latency_cycles` is the 8 MB ring's "first".
 Medians and spread (largest - smallest over median) over ROUNDS fresh rings.
+--churn: the 8 MB ring walked once, then every SM reads another buffer of C MB (4, 16, 32: with the ring, within
+the L2) R times (R x C = 64 MB of other reads; calibrate's `read_bandwidth`, ld.global.cg), then the ring walked
+again: whether a line's second read stays faster while other lines pass through the L2.
 --together: the 8 MB ring chased by one thread on each of B blocks at once (B = 1, 8, 33, 66 and the SM count;
 one block an SM), all in the same order, as the blocks that share a GEMM panel ask for its lines at about the
 same time: the median over the blocks of each launch, "first" and "again" as above.
 
-    python3 benchmarks/l2_reuse_latency.py OUT.json [--rounds 5] [--together]
+    python3 benchmarks/l2_reuse_latency.py OUT.json [--rounds 5] [--together] [--churn]
     python3 benchmarks/l2_reuse_latency.py --table OUT.json      (CPU) the table again from a recorded file
 """
 import argparse
@@ -61,7 +64,40 @@ def together(gpu, rounds: int, rng) -> dict:
     return res
 
 
-def measure(rounds: int, with_together: bool = False) -> dict:
+CHURN_MB = (4, 16, 32)
+CHURN_TOTAL_MB = 64
+
+
+def churn(gpu, mod, rounds: int, rng) -> dict:
+    """Per other buffer's size: {"first": [...], "again": [...]}, the ring's second walk after the other reads."""
+    from perfmodel.measure.calibrate import _chase_ring
+
+    drv = gpu.drv
+    chase, read = mod.get_function("chase_global"), mod.get_function("read_bandwidth")
+    out, cyc = drv.mem_alloc(64), drv.mem_alloc(8)
+    c = np.zeros(1, np.int64)
+    res = {}
+    for mb in CHURN_MB:
+        other = drv.mem_alloc(mb << 20)
+        drv.memset_d8(other, 0, mb << 20)
+        first, again = [], []
+        for _ in range(rounds):
+            d = drv.to_device(_chase_ring((TOGETHER_MB << 20) // 4, 32, rng))
+            for dest in (first, again):
+                if dest is again:
+                    read(other, np.uint64((mb << 20) // 16), np.int32(CHURN_TOTAL_MB // mb), out,
+                         block=(256, 1, 1), grid=(gpu.sm_count * 4, 1))
+                chase(d, np.int32(STEPS), out, cyc, block=(1, 1, 1), grid=(1, 1))
+                gpu.sync()
+                drv.memcpy_dtoh(c, cyc)
+                dest.append(float(c[0]) / STEPS)
+            d.free()
+        other.free()
+        res[str(mb)] = {"first": first, "again": again}
+    return res
+
+
+def measure(rounds: int, with_together: bool = False, with_churn: bool = False) -> dict:
     from perfmodel.measure.calibrate import _chase_ring, microbench_module
     from perfmodel.measure.gpu import Gpu
 
@@ -86,6 +122,8 @@ def measure(rounds: int, with_together: bool = False) -> dict:
         rec["cycles_per_step"][str(mb)] = {"first": first, "again": again}
     if with_together:
         rec["together_cycles_per_step_by_blocks"] = together(gpu, rounds, rng)
+    if with_churn:
+        rec["churn_cycles_per_step_by_other_MB"] = churn(gpu, mod, rounds, rng)
     return rec
 
 
@@ -103,6 +141,13 @@ def table(rec: dict) -> str:
             f, a = (float(np.median(v[k])) for k in ("first", "again"))
             sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
             lines.append(f"| {b} | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+    if "churn_cycles_per_step_by_other_MB" in rec:
+        lines += ["", f"the {TOGETHER_MB} MB ring walked again after every SM read {CHURN_TOTAL_MB} MB of another buffer of C MB",
+                  "| C | first | again | again / first |", "|---|---|---|---|"]
+        for mb, v in rec["churn_cycles_per_step_by_other_MB"].items():
+            f, a = (float(np.median(v[k])) for k in ("first", "again"))
+            sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
+            lines.append(f"| {mb} MB | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
     return "\n".join(lines)
 
 
@@ -111,6 +156,7 @@ def main(argv=None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--together", action="store_true", help="also the ring chased by many blocks at once")
+    ap.add_argument("--churn", action="store_true", help="also the ring walked again after other reads")
     ap.add_argument("--table", action="store_true", help="print the table of a recorded file (CPU)")
     a = ap.parse_args(argv)
     if a.table:
@@ -119,7 +165,7 @@ def main(argv=None) -> int:
     if a.out.exists():
         print(f"error: {a.out} exists; results are never overwritten", file=sys.stderr)
         return 2
-    rec = measure(a.rounds, a.together)
+    rec = measure(a.rounds, a.together, a.churn)
     a.out.write_text(json.dumps(rec, indent=1) + "\n")
     print(table(rec))
     return 0
