@@ -1,4 +1,4 @@
-"""An L2 hit's latency the first time a line is read and when the same SM reads it again (GPU): calibrate's
+"""An L2 hit's latency the first time a line is read and when it is read again (GPU): calibrate's
 pointer chase (`chase_global` of perfmodel/measure/microbench.cu: one thread, `ld.global.cg`, each step a
 128-byte line of a random cyclic ring, 256 untimed steps first) over rings of 2, 8 and 32 MB and 1 GiB.
 "first": a ring just copied to the GPU, walked once as calibrate walks it (every timed step a line this SM
@@ -8,8 +8,8 @@ Medians and spread (largest - smallest over median) over ROUNDS fresh rings.
 --churn: the 8 MB ring walked once, then every SM reads another buffer of C MB (4, 16, 32: with the ring, within
 the L2) R times (R x C = 64 MB of other reads; calibrate's `read_bandwidth`, ld.global.cg), then the ring walked
 again: whether a line's second read stays faster while other lines pass through the L2.
---together: the 8 MB ring chased by one thread on each of B blocks at once (B = 1, 8, 33, 66 and the SM count;
-one block an SM), all in the same order, as the blocks that share a GEMM panel ask for its lines at about the
+--together: the 8 MB ring chased by one thread on each of B blocks at once (B = 1, 8, 33, 66 and the SM count:
+at most one wave of one-thread blocks), all in the same order, as the blocks that share a GEMM panel ask for its lines at about the
 same time: the median over the blocks of each launch, "first" and "again" as above.
 
     python3 benchmarks/l2_reuse_latency.py OUT.json [--rounds 5] [--together] [--churn]
@@ -127,27 +127,25 @@ def measure(rounds: int, with_together: bool = False, with_churn: bool = False) 
     return rec
 
 
-def table(rec: dict) -> str:
-    lines = [f"{rec['device']}: pointer chase, cycles per step, median of {rec['rounds']} rings (spread)",
-             "| ring | first | again | again / first |", "|---|---|---|---|"]
-    for mb, v in rec["cycles_per_step"].items():
+def _block(head: str, by: dict, label) -> list[str]:
+    """A markdown table of {key: {"first": [...], "again": [...]}}: medians, spreads and their ratio a row."""
+    lines = [f"| {head} | first | again | again / first |", "|---|---|---|---|"]
+    for key, v in by.items():
         f, a = (float(np.median(v[k])) for k in ("first", "again"))
         sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
-        lines.append(f"| {mb} MB | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+        lines.append(f"| {label(key)} | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+    return lines
+
+
+def table(rec: dict) -> str:
+    lines = [f"{rec['device']}: pointer chase, cycles per step, median of {rec['rounds']} rings (spread)"]
+    lines += _block("ring", rec["cycles_per_step"], lambda mb: f"{mb} MB")
     if "together_cycles_per_step_by_blocks" in rec:
-        lines += ["", f"the {TOGETHER_MB} MB ring chased at once by one thread on each of B blocks (median over the blocks)",
-                  "| B | first | again | again / first |", "|---|---|---|---|"]
-        for b, v in rec["together_cycles_per_step_by_blocks"].items():
-            f, a = (float(np.median(v[k])) for k in ("first", "again"))
-            sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
-            lines.append(f"| {b} | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+        lines += ["", f"the {TOGETHER_MB} MB ring chased at once by one thread on each of B blocks (median over the blocks)"]
+        lines += _block("B", rec["together_cycles_per_step_by_blocks"], str)
     if "churn_cycles_per_step_by_other_MB" in rec:
-        lines += ["", f"the {TOGETHER_MB} MB ring walked again after every SM read {CHURN_TOTAL_MB} MB of another buffer of C MB",
-                  "| C | first | again | again / first |", "|---|---|---|---|"]
-        for mb, v in rec["churn_cycles_per_step_by_other_MB"].items():
-            f, a = (float(np.median(v[k])) for k in ("first", "again"))
-            sp = {k: (max(v[k]) - min(v[k])) / float(np.median(v[k])) for k in ("first", "again")}
-            lines.append(f"| {mb} MB | {f:.0f} ({100 * sp['first']:.1f} %) | {a:.0f} ({100 * sp['again']:.1f} %) | {a / f:.3f} |")
+        lines += ["", f"the {TOGETHER_MB} MB ring walked again after every SM read {CHURN_TOTAL_MB} MB of another buffer of C MB"]
+        lines += _block("C", rec["churn_cycles_per_step_by_other_MB"], lambda mb: f"{mb} MB")
     return "\n".join(lines)
 
 
