@@ -90,6 +90,11 @@ class Memory(_Strict):
 class Latency(_Strict):
     dram_latency_cycles: PositiveFloat
     l2_latency_cycles: PositiveFloat
+    # an L2 hit on a line the L2 has served before (a pointer chase's ring walked a second time): what a GEMM's
+    # later waves wait for the lines of A and B an earlier wave read (model.terms.second_read_share);
+    # l2_latency_cycles is a line's first read (the walk calibrate times). None where nobody measured it
+    # (l2_latency_cycles stands for both).
+    l2_reread_latency_cycles: Optional[PositiveFloat] = None
     l1_latency_cycles: PositiveFloat
     smem_latency_cycles: PositiveFloat
     fma_latency_cycles: PositiveFloat
@@ -160,6 +165,7 @@ class Measured(_Strict):
     l2_bandwidth_GBps: Optional[PositiveFloat] = None
     dram_latency_cycles: Optional[PositiveFloat] = None
     l2_latency_cycles: Optional[PositiveFloat] = None
+    l2_reread_latency_cycles: Optional[PositiveFloat] = None
     smem_latency_cycles: Optional[PositiveFloat] = None
     fma_latency_cycles: Optional[PositiveFloat] = None
     fp32_GFLOPS: Optional[PositiveFloat] = None
@@ -263,7 +269,8 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # measured by this project on any GPU, only datasheets and published microbenchmarks
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
-                 "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight")
+                 "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight",
+                 "latency.l2_reread_latency_cycles")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

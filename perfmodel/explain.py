@@ -101,6 +101,10 @@ def render(p: Prediction) -> str:
     if chase and p.dram_latency_cycles > chase + 0.5:
         which += (f"; DRAM's {p.dram_latency_cycles:,.0f} cycles: the pointer chase's {chase:,.0f}, A's share of the DRAM reads "
                   f"waiting as with {p.dram_lines_in_flight:,.0f} lines in flight a SM")
+    l2 = next((row.latency_cycles for row in p.littles_law if row.level == "l2"), 0.0)  # the first read's
+    if not one_wave(w.blocks, w.blocks_per_wave) and p.l2_tile_latency_cycles and abs(p.l2_tile_latency_cycles - l2) > 0.5:
+        which += (f"; L2 hits {p.l2_tile_latency_cycles:,.0f} cycles: {100 * p.l2_second_read_share:.0f} % of the tile bytes are "
+                  f"second reads of lines an earlier wave read, the rest first reads ({l2:,.0f})")
     glob = f"global latency ({which})"
     if p.load_steps is not None:  # one-element kernels: a wait a few k steps, not a tile's load phase
         how = ("the binary's k loop waits for its loads once every" if p.load_steps_from_binary else

@@ -477,7 +477,7 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
 
 # ---- calibrate every GPU at once -------------------------------------------------------------------
 CALIBRATED = ("sm_clock_MHz", "ffma_outer_GFLOPS", "dram_bandwidth_GBps", "l2_bandwidth_GBps",
-              "smem_bandwidth_bytes_per_clock_per_sm", "dram_latency_cycles", "l2_latency_cycles")
+              "smem_bandwidth_bytes_per_clock_per_sm", "dram_latency_cycles", "l2_latency_cycles", "l2_reread_latency_cycles")
 
 
 def calibrate_fleet(out: Path | None, gpus: str | None, ray: str | None, mixed: bool = False) -> int:

@@ -324,7 +324,8 @@ def with_measured(dev: DeviceSpec) -> DeviceSpec:
         raise UserError(f"device {dev.name} has no [measured] section; run perfmodel calibrate")
     mem = {k: getattr(m, k) for k in ("dram_bandwidth_GBps", "l2_bandwidth_GBps", "smem_bandwidth_bytes_per_clock_per_sm")
            if getattr(m, k) is not None}
-    lat = {k: getattr(m, k) for k in ("dram_latency_cycles", "l2_latency_cycles", "smem_latency_cycles", "fma_latency_cycles")
+    lat = {k: getattr(m, k) for k in ("dram_latency_cycles", "l2_latency_cycles", "l2_reread_latency_cycles", "smem_latency_cycles",
+                                      "fma_latency_cycles")
            if getattr(m, k) is not None}
     return dev.model_copy(update=dict(memory=dev.memory.model_copy(update=mem),
                                        latency=dev.latency.model_copy(update=lat)))

@@ -196,6 +196,8 @@ class TrafficStage:
     dram_segment_bytes: np.ndarray  # the bytes of each A row one k-tile reads (bk x 4, at least a sector)
     dram_latency: np.ndarray  # the DRAM latency the mix takes (cycles): the pointer chase, loaded for A's share (terms.loaded_dram_latency)
     dram_lines_in_flight: np.ndarray  # the resident blocks' DRAM lines of one k-tile per SM, that loading's key
+    l2_latency: np.ndarray  # the L2 hits' latency the mix takes (cycles): first and second reads (terms.tile_l2_latency)
+    second_share: np.ndarray  # the share of the tile bytes that are second reads (terms.second_read_share)
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -224,14 +226,19 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     # A's k-tile walk (short segments of many rows, as the measurement's warps each walk a region of their own)
     # waits the loaded latency; B's (neighbouring blocks reading neighbouring segments of the same rows) streams
     L_dram = lat.dram_latency_cycles + a_share * (L_load - lat.dram_latency_cycles)
-    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), lat.l2_latency_cycles, L_dram)
+    # the L2 hits of tile loads: first reads, and (with T.SECOND_READS, off) second reads of the lines earlier waves
+    # read (tile_l2_latency)
+    second = T.second_read_share(M, N, r.bm, r.bn, conc) * T.SECOND_READS
+    L_l2 = T.tile_l2_latency(lat, second)
+    L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), L_l2, L_dram)
     L_mem = T.one_wave_latency(L_mem, L_dram, blocks, np.maximum(o.blocks_per_sm, 1) * sms)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
                         slices=slices, dram_rate=np.broadcast_to(rate, np.shape(drb)),
                         dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
-                        dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)))
+                        dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
+                        l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)))
 
 
 @dataclass(frozen=True)
@@ -1179,6 +1186,11 @@ class Prediction(_M):
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
     dram_latency_cycles: float = 0.0  # the DRAM latency its loads' mix takes: the pointer chase, loaded for A's share (TrafficStage.dram_latency)
     dram_lines_in_flight: float = 0.0  # the resident blocks' DRAM lines of one k-tile per SM (the loading's key)
+    # the L2 hits' latency the tile loads take: first reads, and second reads of lines an earlier wave read
+    # (terms.tile_l2_latency; 0: not computed), and the share of the tile bytes counted as second reads (0 while
+    # terms.SECOND_READS is off)
+    l2_tile_latency_cycles: float = 0.0
+    l2_second_read_share: float = 0.0
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
     reduction_fixed_us: float = 0.0  # of which its fixed part (reduction_parts)
     reduction_fixed_measured: bool = False  # that part is the generation's measured floor (else the second launch and a latency)
@@ -1324,6 +1336,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
         dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
+        l2_tile_latency_cycles=float(t.l2_latency[k]), l2_second_read_share=float(t.second_share[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),

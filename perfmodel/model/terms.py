@@ -114,6 +114,46 @@ def littles_law(needed, available):
     return np.minimum(1.0, np.asarray(available, float) / np.maximum(needed, 1e-30))
 
 
+# tile loads' L2 hits split into first and second reads (second_read_share, tile_l2_latency): measured on the H200 and
+# scored on every recorded set, not adopted (docs/model.md, "A line's second read from the L2"); off, every L2 hit of
+# a tile load takes l2_latency_cycles, the first read's
+SECOND_READS = False
+
+
+def second_read_share(M, N, bm, bn, concurrent_blocks):
+    """The share of a GEMM's tile bytes from the L2 that are second reads of their lines (tile_l2_latency).
+
+    Blocks launch row by row (blockIdx.x along N), and the blocks that run at once walk K in near lockstep
+    (as dram_bytes has it), so the blocks of one wave that share a panel ask for each of its lines at about the
+    same time, and each of them waits for the line's first read: on the H200 the 8 MB ring chased by 1 to 132
+    blocks at once takes 359-368 cycles a step for every block, and 283-289 walked again
+    (benchmarks/l2_reuse_latency.py --together, results/archive/l2-reuse-latency-together-20261201-h200.txt). A's
+    panel is read by the gx = ceil(N / bn) blocks of its block row, consecutive in launch order: all at once where
+    a wave of P blocks holds a row (fA = min(1, P / gx) of them in the wave that first reads it); B's panel by the
+    gy = ceil(M / bm) block rows, of which P / gx run at once (fB = min(1, P / gx / gy)). The later waves' reads
+    are second reads: (bm (1 - fA) + bn (1 - fB)) / (bm + bn), by the bytes each panel gives a k-tile. One wave
+    (P >= all blocks): 0."""
+    gy, gx = np.ceil(M / bm), np.ceil(N / bn)
+    P = np.maximum(concurrent_blocks, 1.0)
+    f_a = np.minimum(1.0, P / gx)
+    f_b = np.minimum(1.0, P / gx / gy)
+    return (bm * (1.0 - f_a) + bn * (1.0 - f_b)) / (bm + bn)
+
+
+def tile_l2_latency(lat, second_share) -> np.ndarray:
+    """The latency of a tile load's L2 hit: the first read's (l2_latency_cycles, the walk calibrate times) and,
+    for the share `second_share` of the bytes that other waves read before (second_read_share), the L2's latency
+    for a line it has served before, where measured (l2_reread_latency_cycles; otherwise the first read's).
+
+    A pointer chase through a ring the L2 holds takes 349-426 cycles on the H200 with rings of 2-32 MB the first
+    time a line is read, and 279-287 when the same launch walks the same ring again (a 1 GiB ring: 658 from DRAM,
+    287 again), about the near L2 partition's latency (265.5 cycles published for an H100 PCIe: docs/model.md,
+    "Hopper memory latencies: both L2 partitions"), whatever the ring's size (benchmarks/l2_reuse_latency.py,
+    results/archive/l2-reuse-latency-20261201-h200.txt)."""
+    again = lat.l2_reread_latency_cycles or lat.l2_latency_cycles
+    return lat.l2_latency_cycles + np.asarray(second_share, float) * (again - lat.l2_latency_cycles)
+
+
 def mem_latency(dram_b, l2_b, l2_lat, dram_lat):
     """Average global-load latency: L2 hit rate h = 1 - DRAM bytes / L2 bytes mixes the two."""
     hit = np.clip(1.0 - dram_b / np.maximum(l2_b, 1.0), 0.0, 1.0)
