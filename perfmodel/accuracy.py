@@ -213,6 +213,12 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
             out.append(s)
             if progress:
                 progress(j, len(runs), s)
+    return out, pooled(out, figures)
+
+
+def pooled(out: list[RunScore], figures: str) -> dict:
+    """score's `overall`: the runs' points pooled (MAPE, bias, worst top-1, intervals, per class and design
+    choice); the same for any runs whether scored together or apart."""
     e = np.array([x for s in out for x in s.errors_pct])
     overall = dict(points=int(len(e)), runs=len(out), figures=figures,
                    mape_pct=float(np.abs(e).mean()) if len(e) else float("nan"),
@@ -234,7 +240,7 @@ def score(runs: list[Path], figures: str = "measured", calibration: Optional[str
         overall["by_choice"] = by_choice
         ch = [r["error_pct"] for r in kp if KernelConfig.make(r["kernel"], **json.loads(r["config"])).changed_choices()]
         overall["changed_choices"] = dict(points=len(ch), mape_pct=float(np.mean(np.abs(ch))), bias_pct=float(np.mean(ch)))
-    return out, overall
+    return overall
 
 
 def as_json(scores: list[RunScore], overall: dict) -> dict:

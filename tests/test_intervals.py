@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tomllib
 
-from perfmodel.accuracy import accuracy_set, score, spread_of
+from perfmodel.accuracy import accuracy_set, pooled, score, spread_of
 from perfmodel.catalogue import KernelConfig, kernel_ids
 from perfmodel.model import uncertainty as U
 from perfmodel.model.figures import Figures
@@ -94,21 +94,35 @@ def test_coverage_counts_points_inside():
 
 
 @pytest.fixture(scope="module")
-def accuracy_scores():
+def spread_runs_scores():
+    """The runs model_spread.toml lists, scored as `perfmodel accuracy RUN ... --model-spread FILE` scores them
+    (measured figures: each device's reference calibration, else the run's own; the corpus hold-out left out)."""
+    shipped = tomllib.loads(U.SPREAD_FILE.read_text())
     results = ROOT / "results"
-    runs = [results / n for n in accuracy_set(results)]
-    return score(runs, "measured", None, results)
+    scores, _ = score([results / n for n in shipped["runs"]], "measured", None, results, own_fallback=True)
+    return shipped, scores
 
 
-def test_the_shipped_model_spread_is_what_its_runs_give():
+@pytest.fixture(scope="module")
+def accuracy_scores(spread_runs_scores):
+    """The accuracy set with each device's reference calibration, pooled as `perfmodel accuracy` pools it: its
+    runs are among the spread's, and scored alike there (the run's own calibration stands in only where the
+    device has no reference one, and every accuracy-set run's has)."""
+    results = ROOT / "results"
+    names = set(accuracy_set(results))
+    _, scores = spread_runs_scores
+    runs = [s for s in scores if s.run in names]
+    assert len(runs) == len(names)
+    return runs, pooled(runs, "measured")
+
+
+def test_the_shipped_model_spread_is_what_its_runs_give(spread_runs_scores):
     """model_spread.toml is written by `perfmodel accuracy RUN ... --model-spread FILE` from the runs it
     lists (measured figures: each device's reference calibration, else the run's own; the corpus
     hold-out left out); replaying them today gives the same quantiles (a model change that moves them
     must rewrite the file)."""
-    shipped = tomllib.loads(U.SPREAD_FILE.read_text())
-    results = ROOT / "results"
-    assert set(accuracy_set(results)) <= set(shipped["runs"])
-    scores, _ = score([results / n for n in shipped["runs"]], "measured", None, results, own_fallback=True)
+    shipped, scores = spread_runs_scores
+    assert set(accuracy_set(ROOT / "results")) <= set(shipped["runs"])
     now = spread_of(scores, "")
     assert shipped["points"] == now["points"] and shipped["levels"] == now["levels"]
     for b, q in now["by_bound"].items():
