@@ -9,10 +9,13 @@ Two reads, each launch timed alone after the L2 is flushed (a write of twice its
   columns  the probe's map without A and its FFMAs: the buffer as K rows of N floats, block b reads columns
            32 b .. 32 b + 31 of every row, its 32 warps splitting the rows, each warp 16 rows' loads in flight
            (N / 32 blocks: 128 at N = 4096).
-and an empty kernel timed the same way (the launch). Per size: the median of 15 launches, the read's GB/s, and the
+and an empty kernel timed the same way (the launch). `--flush` sets what the L2 holds before each launch: `dirty`
+(the write of twice its size: dirty lines the read must write back as it evicts them), `clean` (that write, then
+the linear read of the whole written buffer: every dirty line written back, the L2 full of clean lines) or `reads`
+(no write: a linear read of 512 MiB elsewhere, the L2 full of clean lines of other data). Per size: the median of 15 launches, the read's GB/s, and the
 time left after the launch and the bytes at the 4 GiB linear read's own rate.
 
-    python3 benchmarks/dram_stream.py OUT.json [--mb 2,8,32,64,128,512,4096] [--columns-n 4096,8192]
+    python3 benchmarks/dram_stream.py OUT.json [--mb 2,8,32,64,128,512,4096] [--columns-n 4096,8192] [--flush dirty|clean|reads]
     python3 benchmarks/dram_stream.py --table OUT.json      (CPU) the table again from a recorded file
 """
 import argparse
@@ -84,7 +87,9 @@ def stream_rate(d: dict) -> float:
 def summary(d: dict) -> list[str]:
     launch = seconds(next(r for r in d["runs"] if r["kernel"] == "empty"))
     rate = stream_rate(d)
-    out = [f"{d['device']}: {d['sms']} SMs, {REPS} launches each, the L2 flushed before each; the launch (an empty "
+    how = {"dirty": "the L2 flushed before each", "clean": "the L2 flushed and the flush read back before each",
+           "reads": "512 MiB of other data read before each"}[d.get("flush", "dirty")]
+    out = [f"{d['device']}: {d['sms']} SMs, {REPS} launches each, {how}; the launch (an empty "
            f"kernel) {launch * 1e6:.2f} us; the 4 GiB linear read {rate / 1e9:,.0f} GB/s", HEADER]
     for r in sorted((r for r in d["runs"] if r["kernel"] != "empty"), key=lambda r: (r["kernel"], r["bytes"])):
         t = np.asarray(r["seconds"])
@@ -113,6 +118,8 @@ def main() -> int:
     ap.add_argument("--mb", default="2,8,32,64,128,512,4096", help="sizes of the linear read in MiB (1-8192)")
     ap.add_argument("--columns-n", default="4096,8192",
                     help="row lengths of the column read (multiples of 32); each reads 64 MiB")
+    ap.add_argument("--flush", choices=("dirty", "clean", "reads"), default="dirty",
+                    help="what the L2 holds before each launch (see the description)")
     a = ap.parse_args()
     try:
         mbs = _ints(a.mb, "mb", 1, 8192)
@@ -135,15 +142,25 @@ def main() -> int:
     mod = cp.RawModule(code=SRC, options=("-std=c++17",))
     empty, linear, columns = (mod.get_function(n) for n in ("empty", "read_linear", "read_columns"))
     buf = cp.ones(max(mbs) << 20 >> 2, cp.float32)
+    other = cp.ones(512 << 20 >> 2, cp.float32) if a.flush == "reads" else None
     sink = cp.zeros(1, cp.float32)
-    out = dict(device=props["name"].decode(), sms=sms, reps=REPS, runs=[])
+    out = dict(device=props["name"].decode(), sms=sms, reps=REPS, flush=a.flush, runs=[])
+    grid = 8 * sms
+
+    def prepare():
+        if a.flush == "reads":
+            linear((grid,), (256,), (other, np.int64(other.size // 4), sink))
+            return
+        flush.fill(1.0)
+        if a.flush == "clean":
+            linear((grid,), (256,), (flush, np.int64(flush.size // 4), sink))
 
     def timed(fn) -> list[float]:
         fn()
         cp.cuda.Device().synchronize()
         s, e, ts = cp.cuda.Event(), cp.cuda.Event(), []
         for _ in range(REPS):
-            flush.fill(1.0)
+            prepare()
             s.record()
             fn()
             e.record()
@@ -152,7 +169,6 @@ def main() -> int:
         return ts
 
     out["runs"].append(dict(kernel="empty", bytes=0, blocks=1, seconds=timed(lambda: empty((1,), (32,), ()))))
-    grid = 8 * sms
     for mb in mbs:
         n4 = (mb << 20) // 16
         r = dict(kernel="linear", bytes=mb << 20, blocks=grid,
