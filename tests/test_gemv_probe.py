@@ -87,3 +87,26 @@ def test_the_flush_choice_is_checked(capsys, monkeypatch, tmp_path):
         gemv_probe.main()
     assert e.value.code == 2
     assert "invalid choice: 'warm'" in capsys.readouterr().err
+
+
+AGAIN = {n: gemv_probe.read_record(str(RECORD.parent / f"gemv-{n}-20261201-h200.json.xz")) for n in ("probe-again", "pingpong")}
+
+
+def test_the_2026_12_01_records_replay_their_tables():
+    for n, d in AGAIN.items():
+        assert "\n".join(gemv_probe.summary(d)) + "\n" == (RECORD.parent / f"gemv-{n}-20261201-h200.txt").read_text()
+        assert all(r["verified"] for r in d["runs"] if r["kernel"] == "gemv")
+    assert AGAIN["pingpong"]["body"] == "pingpong" and "body" not in AGAIN["probe-again"]
+
+
+def test_the_probe_comes_back_and_its_ping_pong_body_is_no_faster():
+    """docs/measurement.md: the probe's body within 3.1 % of 2026-11-29 at the same configurations; the ping-pong body's
+    best at one, two, four and eight rows no faster than the probe's best."""
+    first, _ = _best()
+    key = lambda r: (r["M"], r["vec"], r["kw"], r["ku"])  # noqa: E731
+    before = {key(r): gemv_probe.gflops(r) for r in first["runs"] if r["kernel"] == "gemv"}
+    again = [r for r in AGAIN["probe-again"]["runs"] if r["kernel"] == "gemv"]
+    assert len(again) == 16 and all(abs(gemv_probe.gflops(r) / before[key(r)] - 1) < 0.032 for r in again)
+    for m in (1, 2, 4, 8):
+        best = lambda d: max(gemv_probe.gflops(r) for r in d["runs"] if r["kernel"] == "gemv" and r["M"] == m)  # noqa: E731
+        assert best(AGAIN["pingpong"]) <= best(AGAIN["probe-again"]), m
