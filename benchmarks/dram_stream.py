@@ -17,6 +17,10 @@ time left after the launch and the bytes at the 4 GiB linear read's own rate.
 
     python3 benchmarks/dram_stream.py OUT.json [--mb 2,8,32,64,128,512,4096] [--columns-n 4096,8192] [--flush dirty|clean|reads]
     python3 benchmarks/dram_stream.py --table OUT.json      (CPU) the table again from a recorded file
+    python3 benchmarks/dram_stream.py --writeback DIRTY.json CLEAN.json
+        (CPU) the device file's memory.flush_writeback_us_by_MiB: per size of the linear read below the 4 GiB one,
+        the microseconds it took after the flush beyond those it took after the flush read back (launch and
+        bytes alike in both, so what is left is the write-back of the dirty lines the read evicted)
 """
 import argparse
 import json
@@ -25,6 +29,7 @@ import sys
 
 import numpy as np
 
+from gemv_probe import _ints
 from load_inflight import read_record
 
 SRC = r"""
@@ -99,19 +104,26 @@ def summary(d: dict) -> list[str]:
     return out
 
 
-def _ints(text: str, what: str, lo: int, hi: int) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",")]
-    except ValueError:
-        vals = []
-    if not vals or any(not lo <= v <= hi for v in vals):
-        raise ValueError(f"error: --{what} takes comma-separated integers from {lo} to {hi}, not {text!r}")
-    return vals
+def writeback_table(dirty: dict, clean: dict) -> dict[str, float]:
+    """{MiB: us} of the linear reads below the largest: median time after the dirty flush less after the clean one."""
+    def times(d):
+        return {r["bytes"] >> 20: seconds(r) for r in d["runs"] if r["kernel"] == "linear"}
+    td, tc = times(dirty), times(clean)
+    big = max(td)
+    return {str(mb): round((td[mb] - tc[mb]) * 1e6, 2) for mb in sorted(set(td) & set(tc)) if mb < big}
 
 
 def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
         print("\n".join(summary(read_record(sys.argv[2]))))
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--writeback":
+        dirty, clean = (read_record(p) for p in sys.argv[2:])
+        if dirty.get("flush", "dirty") != "dirty" or clean.get("flush") != "clean":
+            print("error: --writeback takes a --flush dirty record, then a --flush clean one", file=sys.stderr)
+            return 2
+        table = writeback_table(dirty, clean)
+        print("flush_writeback_us_by_MiB = { " + ", ".join(f'"{k}" = {v}' for k, v in table.items()) + " }")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="a new JSON file")

@@ -75,9 +75,16 @@ class Memory(_Strict):
     # the L2: the largest size at which split_k's reduction stays within 10 % of its small-size line
     # (benchmarks/reduce_after_write.py); None where nobody measured it (the whole L2)
     l2_written_resident_bytes: Optional[PositiveFloat] = None
+    # microseconds a DRAM read of S MiB takes beyond the same read from a clean L2 when it starts behind the
+    # timing's flush (a write of twice the L2: every line dirty, written back as the read evicts it), by S
+    # (benchmarks/dram_stream.py --flush dirty and --flush clean); None where nobody measured it (nothing added)
+    flush_writeback_us_by_MiB: Optional[dict[str, PositiveFloat]] = None
 
     @model_validator(mode="after")
     def _segments(self) -> "Memory":
+        for k in self.flush_writeback_us_by_MiB or {}:
+            if not k.isdigit() or int(k) <= 0:
+                raise ValueError(f"memory.flush_writeback_us_by_MiB: key {k!r} is not a positive number of MiB")
         for k, v in (self.dram_row_segment_efficiency or {}).items():
             if not k.isdigit() or int(k) <= 0:
                 raise ValueError(f"memory.dram_row_segment_efficiency: key {k!r} is not a positive number of bytes")
@@ -270,7 +277,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight",
-                 "latency.l2_reread_latency_cycles")
+                 "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

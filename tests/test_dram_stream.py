@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,3 +75,61 @@ def test_bad_arguments_exit_2(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "argv", ["dram_stream.py", str(existing)])
     assert dram_stream.main() == 2
     assert "exists" in capsys.readouterr().err
+
+
+DIRTY, CLEAN = (str(ARCHIVE / f"dram-stream-{s}-20261201-h200.json.xz") for s in ("dirty", "clean"))
+
+
+def test_the_h200_device_files_write_back_comes_from_the_records(capsys, monkeypatch):
+    """devices/h200.toml's memory.flush_writeback_us_by_MiB is what `dram_stream.py --writeback` prints from the two
+    recorded states; records in the wrong order are one line, exit 2."""
+    from perfmodel import load_device
+
+    got = dram_stream.writeback_table(_record(NAMES[1]), _record(NAMES[2]))
+    assert got == load_device("h200").memory.flush_writeback_us_by_MiB
+    assert list(got) == ["2", "8", "32", "64", "128", "512"]
+    vals = list(got.values())
+    assert all(a < b for a, b in zip(vals[:5], vals[1:5])) and vals[-1] >= 0.95 * vals[-2]  # grows, then stays
+    monkeypatch.setattr(sys, "argv", ["dram_stream.py", "--writeback", CLEAN, DIRTY])
+    assert dram_stream.main() == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+
+
+def test_the_write_back_term_reads_its_table():
+    from perfmodel.model import terms
+
+    table = {"2": 0.48, "8": 1.22, "64": 5.73, "512": 7.84}
+    mib = 2.0**20
+    got = terms.flush_writeback_us(np.array([0.0, 1 * mib, 2 * mib, 16 * mib, 64 * mib, 4096 * mib]), table)
+    assert np.allclose(got, [0.0, 0.24, 0.48, 1.22 + (5.73 - 1.22) / 3, 5.73, 7.84])  # 16 MiB: a third of the way in log2 from 8 to 64
+    assert np.all(terms.flush_writeback_us(np.array([64 * mib]), None) == 0.0)
+
+
+def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_measured_it(monkeypatch):
+    """terms.FLUSH_WRITEBACK is off in the shipped model. Switched on: split_k at 4096 x 16 x 4096 (A: 64 MiB from
+    DRAM) is DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its
+    traffic; without the table it is the shipped prediction; the H100 (no table) and the datasheet mode (a figure
+    measured here) add nothing."""
+    from perfmodel import KernelConfig
+    from perfmodel.model import terms
+    from perfmodel.model.figures import Figures
+    from perfmodel.model.predict import predict
+
+    cfg = KernelConfig.make("split_k", bm=128, bn=16, bk=16, tm=8, tn=8, splits=16)
+    cal = Figures.load("h200", calibration=ROOT / "results" / "20261129-100908-h200-shapes-skinny-n-seed12" / "calibration.toml")
+    off = predict(cal, cfg, M=4096, N=16, K=4096)  # the shipped model: the term is off
+    assert not terms.FLUSH_WRITEBACK and off.flush_writeback_us == 0.0
+    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", True)
+
+    dev = cal.device
+    bare = Figures(dev.model_copy(update={"memory": dev.memory.model_copy(update={"flush_writeback_us_by_MiB": None})}),
+                   calibrated=True)
+    with_term, without = (predict(f, cfg, M=4096, N=16, K=4096) for f in (cal, bare))
+    assert with_term.bound == without.bound == "dram"
+    assert 5.0 < with_term.flush_writeback_us < 8.0 and without.flush_writeback_us == 0.0
+    grew = (with_term.time_s - without.time_s) * 1e6
+    assert 1.0 < grew < 1.25 * with_term.flush_writeback_us, grew  # the dram term of a partial wave, not exactly its bytes
+    assert without.time_s == off.time_s
+    assert predict(Figures.load("h100-sxm"), cfg, M=4096, N=16, K=4096).flush_writeback_us == 0.0
+    assert predict(Figures.load("h200", figures="datasheet"), cfg, M=4096, N=16, K=4096).flush_writeback_us == 0.0

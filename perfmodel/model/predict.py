@@ -198,6 +198,9 @@ class TrafficStage:
     dram_lines_in_flight: np.ndarray  # the resident blocks' DRAM lines of one k-tile per SM, that loading's key
     l2_latency: np.ndarray  # the L2 hits' latency the mix takes (cycles): first and second reads (terms.tile_l2_latency)
     second_share: np.ndarray  # the share of the tile bytes that are second reads (terms.second_read_share)
+    # DRAM bytes at the stream rate that writing back the flush's dirty lines costs (terms.flush_writeback_us), per block
+    # per k-tile: charged in the dram term beside dram_bytes_tile; 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
+    writeback_bytes_tile: Optional[np.ndarray] = None
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -232,13 +235,15 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     L_l2 = T.tile_l2_latency(lat, second)
     L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), L_l2, L_dram)
     L_mem = T.one_wave_latency(L_mem, L_dram, blocks, np.maximum(o.blocks_per_sm, 1) * sms)
+    wb = T.flush_writeback_us(drb, mem.flush_writeback_us_by_MiB) * 1e-6 * mem.dram_bandwidth_GBps * 1e9 * T.FLUSH_WRITEBACK
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
                         slices=slices, dram_rate=np.broadcast_to(rate, np.shape(drb)),
                         dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
                         dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
-                        l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)))
+                        l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)),
+                        writeback_bytes_tile=wb / tiles_total)
 
 
 @dataclass(frozen=True)
@@ -490,7 +495,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     u = ll.load_steps  # one-element kernels: the k steps between two waits for their loads
     exposed_k = (t.mem_latency + u * lat.fma_latency_cycles) / u
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
-                      dram_bytes=t.dram_bytes_tile / t.dram_rate, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
+                      dram_bytes=t.dram_bytes_tile / t.dram_rate + t.writeback_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
                       mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share,
                       load_steps=u)
     smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
@@ -1184,6 +1189,9 @@ class Prediction(_M):
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
     dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
+    # DRAM time the write-back of the timing's flush's dirty lines adds to its traffic, charged in the dram term
+    # (terms.flush_writeback_us; 0 where nobody measured it, and while terms.FLUSH_WRITEBACK is off)
+    flush_writeback_us: float = 0.0
     dram_latency_cycles: float = 0.0  # the DRAM latency its loads' mix takes: the pointer chase, loaded for A's share (TrafficStage.dram_latency)
     dram_lines_in_flight: float = 0.0  # the resident blocks' DRAM lines of one k-tile per SM (the loading's key)
     # the L2 hits' latency the tile loads take: first reads, and second reads of lines an earlier wave read
@@ -1335,6 +1343,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
+        flush_writeback_us=float(T.flush_writeback_us(t.dram_bytes[k], device.memory.flush_writeback_us_by_MiB)) * T.FLUSH_WRITEBACK,
         dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
         l2_tile_latency_cycles=float(t.l2_latency[k]), l2_second_read_share=float(t.second_share[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program

@@ -197,6 +197,35 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
     return np.asarray(dram_lat, float) * interp_log2(ratio_by_lines, lines_per_sm)
 
 
+# the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us): measured on the H200
+# and scored on its recorded shape runs, not adopted (docs/model.md, "The flush's dirty lines in the dram term"); off,
+# a kernel's DRAM traffic is its own bytes at the stream rate
+FLUSH_WRITEBACK = False
+
+
+def flush_writeback_us(dram_bytes, us_by_mib):
+    """Microseconds a kernel's DRAM traffic takes beyond its bytes at the stream rate because it starts behind
+    the timing's flush: the flush writes twice the L2 (validate, bench and calibrate time every launch so), which
+    leaves every L2 line dirty, and each line a kernel brings into the L2 evicts one of them, written back to DRAM
+    over the same bus its reads use. Measured on the H200 as whole-kernel DRAM reads of S MiB, timed after the flush
+    and after the flush read back (every dirty line already written back): 0.48, 1.22, 3.1, 5.73, 7.84 and 7.84 us
+    more at 2, 8, 32, 64, 128 and 512 MiB (benchmarks/dram_stream.py --flush dirty / clean and --writeback,
+    results/archive/dram-stream-{dirty,clean}-20261201-h200.txt). It grows with the lines read up to about the L2's
+    60 MiB of dirty lines and stays there, and it is less than writing those lines back at the stream rate (13.7 us):
+    part of the write-back overlaps the reads. `us_by_mib`: {MiB: us} (memory.flush_writeback_us_by_MiB),
+    interpolated in log2 of the MiB, held at the largest size, and falling linearly to 0 at no bytes below the
+    smallest; None: 0 (nobody measured it). dram_bytes: the kernel's DRAM bytes (predict.traffic: A, B and C with the
+    L2's reuse), every one a line brought into the L2. Charged as DRAM time: the dram term, not the other pipes,
+    so it costs a kernel only as far as its DRAM traffic binds (a compute-bound kernel's write-back runs under its
+    compute). Charged only with FLUSH_WRITEBACK (off)."""
+    if not us_by_mib:
+        return np.zeros(np.shape(dram_bytes))
+    mib = np.asarray(dram_bytes, float) / 2**20
+    first = min(float(k) for k in us_by_mib)
+    below = mib / first * float(us_by_mib[min(us_by_mib, key=float)])
+    return np.where(mib < first, below, interp_log2(us_by_mib, np.maximum(mib, first)))
+
+
 def one_wave(blocks, blocks_per_wave):
     """Whether every block of the grid runs at once (the rule of one_wave_latency)."""
     return np.asarray(blocks) <= np.asarray(blocks_per_wave)
