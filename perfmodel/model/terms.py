@@ -197,6 +197,22 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
     return np.asarray(dram_lat, float) * interp_log2(ratio_by_lines, lines_per_sm)
 
 
+# the C stores' phases (predict.last_wave_store_cycles, lone_block_store_cycles) counted for the elements inside C
+# only (c_tile_filled), as the kernels' edge bodies store them: scored on the H200 shape runs (alone and with
+# FLUSH_WRITEBACK), not yet on the H100's nor in the interval file (docs/model.md, "The flush's dirty lines in the
+# dram term"); off, a store phase moves the whole tile's sector bytes
+STORED_ELEMENTS = False
+
+
+def c_tile_filled(M, N, bm, bn):
+    """The share of the grid's C tile elements that lie inside C: M N / (ceil(M / bm) bm ceil(N / bn) bn). The
+    edge bodies store only those (kernels/tile_f4.cuh store_c4 checks r < M and c < N; the one-element kernels
+    and tiled_2d check each element), so a block's store phase moves that share of its tile's sector bytes, on
+    average over the grid's blocks: all of it where the tiles divide C, one sixteenth for 16-row tiles at M = 1."""
+    M, N, bm, bn = (np.asarray(x, float) for x in (M, N, bm, bn))
+    return M * N / (np.ceil(M / bm) * bm * np.ceil(N / bn) * bn)
+
+
 # the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us): measured on the H200
 # and scored on its recorded shape runs, not adopted (docs/model.md, "The flush's dirty lines in the dram term"); off,
 # a kernel's DRAM traffic is its own bytes at the stream rate
