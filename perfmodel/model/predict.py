@@ -698,9 +698,10 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
+    # with T.STORED_ELEMENTS (off) both store phases move only the share of the tiles' sector bytes inside C
     filled = T.c_tile_filled(M, N, r.bm, r.bn) if T.STORED_ELEMENTS else 1.0
-    store_cycles = last_wave_store_cycles(device, r, t, w, hz, filled)
-    lone_store = lone_block_store_cycles(device, r, w, filled)
+    store_cycles = last_wave_store_cycles(device, r, t, w, hz) * filled
+    lone_store = lone_block_store_cycles(device, r, w) * filled
     launch_s = launch_overhead_s(device)
     total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles + lone_store
     reduce_s = reduction_seconds(device, M, N, t.slices, hz)
@@ -725,14 +726,12 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
 
 
 
-def c_tile_sector_bytes(r: ResourceStage, filled=1.0) -> np.ndarray:
-    """The sector bytes one block's stores of its C tile move between the SM and L2 (model.gstores), times
-    `filled`, the share of the tiles' elements that lie inside C (terms.c_tile_filled: the edge bodies store
-    only those; 1 where the tiles divide C)."""
-    return r.c_store_ratio * 4.0 * r.bm * r.bn * filled
+def c_tile_sector_bytes(r: ResourceStage) -> np.ndarray:
+    """The sector bytes one block's stores of its C tile move between the SM and L2 (model.gstores)."""
+    return r.c_store_ratio * 4.0 * r.bm * r.bn
 
 
-def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz, filled=1.0) -> np.ndarray:
+def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage, w: WavesStage, hz) -> np.ndarray:
     """The last wave's C tiles: its blocks store them after their last k-tile, and no later block is
     left to hide that phase. The busiest SM stores ceil(last wave's blocks / SMs) tiles of sector bytes
     (model.gstores; the edge and scalar inner bodies' scalar stores move more: edge_stage) at the lower
@@ -751,13 +750,13 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
     share = device.memory.dram_bandwidth_GBps * 1e9 / (storing * hz)
     own = device.memory.store_bytes_per_clock_per_sm
     rate = share if own is None else np.minimum(own, share)
-    return np.ceil(last / sms) * c_tile_sector_bytes(r, filled) / rate
+    return np.ceil(last / sms) * c_tile_sector_bytes(r) / rate
 
 
 SCATTERED_STORE_RATIO = 8.0  # sector bytes per byte of C where every lane of a warp's store writes its own sector
 
 
-def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage, filled=1.0) -> np.ndarray:
+def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
     """The C stores of every wave but the last that no other block on the SM hides: each SM's lone
     block's, and, where every lane of a warp's store writes a sector of its own, every resident block's.
 
@@ -789,7 +788,7 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage,
     if own is None:
         return np.zeros(len(r.bm))
     exposed = np.where(w.resident == 1, 1.0, np.where(r.c_store_ratio >= SCATTERED_STORE_RATIO, w.resident, 0.0))
-    return np.maximum(w.n_waves - 1, 0) * exposed * c_tile_sector_bytes(r, filled) / own
+    return np.maximum(w.n_waves - 1, 0) * exposed * c_tile_sector_bytes(r) / own
 
 
 def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
