@@ -198,9 +198,11 @@ class TrafficStage:
     dram_lines_in_flight: np.ndarray  # the resident blocks' DRAM lines of one k-tile per SM, that loading's key
     l2_latency: np.ndarray  # the L2 hits' latency the mix takes (cycles): first and second reads (terms.tile_l2_latency)
     second_share: np.ndarray  # the share of the tile bytes that are second reads (terms.second_read_share)
-    # DRAM bytes at the stream rate that writing back the flush's dirty lines costs (terms.flush_writeback_us), per block
-    # per k-tile: charged in the dram term beside dram_bytes_tile; 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
-    writeback_bytes_tile: Optional[np.ndarray] = None
+    # what writing back the flush's dirty lines costs the kernel's DRAM traffic (terms.flush_writeback_us): microseconds
+    # in all, and the DRAM bytes at the stream rate that take as long, per block per k-tile (charged in the dram term
+    # beside dram_bytes_tile); 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
+    writeback_us: np.ndarray
+    writeback_bytes_tile: np.ndarray
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -235,7 +237,8 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     L_l2 = T.tile_l2_latency(lat, second)
     L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), L_l2, L_dram)
     L_mem = T.one_wave_latency(L_mem, L_dram, blocks, np.maximum(o.blocks_per_sm, 1) * sms)
-    wb = T.flush_writeback_us(drb, mem.flush_writeback_us_by_MiB) * 1e-6 * mem.dram_bandwidth_GBps * 1e9 * T.FLUSH_WRITEBACK
+    wb_us = T.flush_writeback_us(drb, mem.flush_writeback_us_by_MiB) * T.FLUSH_WRITEBACK
+    wb = wb_us * 1e-6 * mem.dram_bandwidth_GBps * 1e9
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
@@ -243,7 +246,7 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
                         dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
                         dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
                         l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)),
-                        writeback_bytes_tile=wb / tiles_total)
+                        writeback_us=np.broadcast_to(wb_us, np.shape(drb)), writeback_bytes_tile=wb / tiles_total)
 
 
 @dataclass(frozen=True)
@@ -1345,7 +1348,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
-        flush_writeback_us=float(T.flush_writeback_us(t.dram_bytes[k], device.memory.flush_writeback_us_by_MiB)) * T.FLUSH_WRITEBACK,
+        flush_writeback_us=float(t.writeback_us[k]),
         dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
         l2_tile_latency_cycles=float(t.l2_latency[k]), l2_second_read_share=float(t.second_share[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program

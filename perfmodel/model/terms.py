@@ -237,8 +237,9 @@ def flush_writeback_us(dram_bytes, us_by_mib):
     if not us_by_mib:
         return np.zeros(np.shape(dram_bytes))
     mib = np.asarray(dram_bytes, float) / 2**20
-    first = min(float(k) for k in us_by_mib)
-    below = mib / first * float(us_by_mib[min(us_by_mib, key=float)])
+    k0 = min(us_by_mib, key=float)  # the smallest size measured
+    first = float(k0)
+    below = mib / first * float(us_by_mib[k0])
     return np.where(mib < first, below, interp_log2(us_by_mib, np.maximum(mib, first)))
 
 
