@@ -28,6 +28,9 @@ def render(p: Prediction) -> str:
         L.append(f"    (but the last wave's warps, each alone on its scheduler or of a block alone on its SM in one partial wave, "
                  f"wait at the shared stores that take the loads: only the {p.load_use_share:.0%} of the FFMAs before them "
                  f"hide the loads; model.schedule.load_use_window)")
+        if p.data_stage_wait_cycles >= 0.5:
+            L.append(f"    (and their tile's lines come back through the L1 data stage behind their own shared loads: "
+                     f"{p.data_stage_wait_cycles:,.0f} cycles later than through an idle one; terms.data_stage_wait)")
     if r.local_traffic:
         L.append(f"  local memory: {r.local_frame_bytes} B frame per thread; {r.local_traffic}")
     L.append("Occupancy")

@@ -81,7 +81,8 @@ def test_a_dram_bound_a_walk_slows_by_the_measured_share_and_a_square_does_not_m
 def test_the_walk_on_the_recorded_sixteen_column_product():
     """The DRAM-bound points of the recorded skinny-N run (split_k on 4096 x 16 x 4096, A streamed in
     32- and 64-byte row segments) were 62-71 % too fast at the stream rate (45-57 % since split_k's
-    reduction takes its measured floor); with the measured walk their error must fall by more than half,
+    reduction takes its measured floor, 39-54 % since a prefetched tile's lines wait behind the block's shared
+    loads where the load-use window applies, terms.data_stage_wait); with the measured walk their error must fall by more than half,
     and no other point of the run may move by more than a point."""
     run = analysis.load_run(SKINNY_N)
     facts, fig = analysis.run_facts(run, SKINNY_N), analysis.run_figures(SKINNY_N)
@@ -96,7 +97,7 @@ def test_the_walk_on_the_recorded_sixteen_column_product():
     walk = [k for k, (_, bound) in without.items() if bound == "dram"]
     assert len(walk) >= 3
     for k in walk:
-        assert without[k][0] > 40
+        assert without[k][0] > 35
         assert 0 < with_term[k][0] < 0.5 * without[k][0]
     others = [abs(with_term[k][0] - without[k][0]) for k in with_term if k not in walk]
     assert max(others) < 1.0

@@ -9,6 +9,7 @@ import pytest
 from perfmodel import KernelConfig, analysis, load_device
 from perfmodel.facts import BuildFacts
 from perfmodel.measure import sass, toolchain
+from perfmodel.model import terms as T
 from perfmodel.model.predict import predict
 from perfmodel.catalogue import edge_blocks
 
@@ -130,7 +131,8 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     7.3 % MAPE; 7.5 before a block alone on its SM in one partial wave took its binary's load-use window; with
     the same bodies' C stores counted as float4s, before docs/model.md "The edge bodies' C stores",
     the term took them at least a quarter closer), and the points that load float4 only (K = 1024 with edge, K =
-    1024 and 1020 with inner4) do not move."""
+    1024 and 1020 with inner4) do not move. Since a prefetched tile's lines wait behind the block's shared loads where
+    the load-use window applies (terms.data_stage_wait) the term no longer brings them closer: 6.3 against 6.1 %."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -151,8 +153,14 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
         return {k: np.array(v) for k, v in out.items()}
 
     with_term = errors()
+    with monkeypatch.context() as m:
+        m.setattr(T, "DATA_STAGE_WAIT", False)
+        with_term_before = errors()
+        m.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
+        without_before = errors()
     monkeypatch.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
     without = errors()
     assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
-    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.7, 7.3)
+    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.7, 7.3)
+    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.3, 6.1)
     assert np.allclose(with_term["float4"], without["float4"])

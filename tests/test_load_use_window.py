@@ -8,6 +8,7 @@ from unittest import mock
 import numpy as np
 
 from perfmodel import analysis
+from perfmodel.model import terms as T
 from perfmodel.model.schedule import load_use_window
 from recorded import replayed_rows
 
@@ -32,9 +33,11 @@ def test_the_window_counts_the_ffmas_before_the_first_consumer():
 
 
 def _errors(window: bool) -> dict:
+    """The window's own effect: without the data stage's wait that came after it (tests/test_data_stage_wait.py)."""
     P = importlib.import_module("perfmodel.model.predict")
     out = {}
-    with contextlib.nullcontext() if window else mock.patch.object(P, "load_use_window", lambda program: None):
+    with contextlib.nullcontext() if window else mock.patch.object(P, "load_use_window", lambda program: None), \
+            mock.patch.object(T, "DATA_STAGE_WAIT", False):
         for rd in RUNS:
             run = analysis.load_run(rd)
             fig = analysis.run_figures(rd, calibration=REF)
@@ -70,9 +73,11 @@ def test_window_applies_to_lone_warps_and_to_a_block_alone_in_one_partial_wave()
 H200_RUN = "results/20261123-222023-h200-shapes-all"
 
 
-def _run_errors(rd: str, old_rule: bool) -> dict:
-    return {(r["kernel"], r["config"], r["M"], r["N"], r["K"], r["measured_gflops"]): (r["error_pct"], r["regime"])
-            for r in replayed_rows(rd, f"{rd}/calibration.toml", lone_warps_window=old_rule)}
+def _run_errors(rd: str, old_rule: bool, stage_wait: bool = False) -> dict:
+    """Without the data stage's wait (terms.data_stage_wait) unless stage_wait: the window's own effect."""
+    with mock.patch.object(T, "DATA_STAGE_WAIT", stage_wait):
+        return {(r["kernel"], r["config"], r["M"], r["N"], r["K"], r["measured_gflops"]): (r["error_pct"], r["regime"])
+                for r in replayed_rows(rd, f"{rd}/calibration.toml", lone_warps_window=old_rule)}
 
 
 def test_a_block_alone_on_its_sm_in_one_partial_wave():

@@ -442,6 +442,8 @@ class ComputeStage:
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
     lockstep: np.ndarray  # cycles the unused sectors of lone blocks' lines add to a load phase (terms.lockstep_load_cycles)
+    # the last wave's: cycles its blocks' prefetched lines wait behind their shared loads in the L1 data stage (terms.data_stage_wait)
+    data_stage_wait: np.ndarray
     lone_fetch_interval: np.ndarray  # the fewest clocks between a lone warp's instructions the fetch allows (last wave; 0: none)
     load_use_share: np.ndarray  # the last wave's prefetch share where the load-use window cuts it (window_applies; NaN: not cut)
 
@@ -550,6 +552,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     def windowed(bb):
         return window_applies(bb, warps, sched_n, w.full_waves)
 
+    lines_tile = np.array([float(sum(tile_load_lines(c))) for c in configs]) * (r.uses_smem > 0)
+
     def hide_of(bb):
         return np.where(windowed(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
 
@@ -562,12 +566,21 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                      sms_share=np.broadcast_to(sms / busy, (n,)), store_bpc=store_bpc,
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full, scheduled_latency=simlat_full,
-                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0))
+                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0),
+                     return_lines=lines_tile * windowed(safe_b))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail, scheduled_latency=simlat_tail,
-                     lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)))
+                     lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)),
+                     return_lines=lines_tile * windowed(tail_b))
     cyc_full, exposed, share = T.tile_cycles(**args_full)
     cyc_tail, exposed_tail, _ = T.tile_cycles(**args_tail)
+    # what the data stage's wait adds to the last wave's load phase of a prefetching block (terms.data_stage_wait, as
+    # tile_cycles charges it: the compute phase is the latency term less what it exposes)
+    last = w.tail > 0
+    cyc_last, exp_last = np.where(last, cyc_tail, cyc_full), np.where(last, exposed_tail, exposed)
+    lines_last = np.where(last, args_tail["return_lines"], args_full["return_lines"]) * (kind == 2)
+    stage_wait = T.DATA_STAGE_WAIT * T.data_stage_wait(
+        lines_last, (cyc_last[2] - np.where(last, tail_b, safe_b) * lines_last) / np.maximum(cyc_last[6] - exp_last, 1.0))
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     last_b = np.where(w.tail > 0, tail_b, safe_b)
     extra_full, extra_last = (_edge_extra(builds, n_edge, bb, warps, c_of(bb * warps), configs, device, t.mem_latency, loc.latency,
@@ -582,6 +595,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         edge_blocks=np.broadcast_to(n_edge, (n,)), edge_extra_full=extra_full, edge_extra_last=extra_last,
                         lone_fetch_interval=np.broadcast_to(lone_interval * lone_warps(last_b, warps, sched_n), (n,)),
                         load_use_share=np.where((kind == 2) & windowed(last_b) & (pf_lone < pf), pf_lone, np.nan),
+                        data_stage_wait=np.broadcast_to(stage_wait, (n,)),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
                             T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)))
@@ -1211,6 +1225,9 @@ class Prediction(_M):
     reduction_l2_MB: float = 0.0  # of them, what it reads from the L2 (the rest from DRAM)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
+    # the last wave's blocks, where the load-use window applies: cycles their prefetched tile's lines wait behind their own
+    # shared loads in the L1 data stage (terms.data_stage_wait)
+    data_stage_wait_cycles: float = 0.0
     lone_fetch_interval_cycles: float = 0.0  # the fewest clocks between a lone warp's instructions the loop's fetch allows (0: none)
     exposed_latency_cycles_tail: float = 0.0  # the same for the last partial wave's blocks (what a grid of one partial wave runs)
     load_use_share: Optional[float] = None  # the last wave's blocks: the FFMAs' share before the next tile's first consumer, where it replaces the prefetch share (window_applies)
@@ -1354,6 +1371,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
+        data_stage_wait_cycles=float(c.data_stage_wait[k]),
         lone_fetch_interval_cycles=float(c.lone_fetch_interval[k]),
         load_use_share=None if not np.isfinite(c.load_use_share[k]) else float(c.load_use_share[k]),
         **_l1_fields(device, r, k),

@@ -329,9 +329,37 @@ class Fractions:
     dram: np.ndarray
 
 
+# a prefetched tile's lines wait behind the block's own shared loads in the L1 data stage (data_stage_wait), charged
+# where the load-use window applies (predict.window_applies)
+DATA_STAGE_WAIT = True
+
+
+def data_stage_wait(return_lines, busy):
+    """Cycles a prefetched tile's last line arrives later than through an idle L1 data stage. A global load's data
+    enter the register file through the L1TEX data stage, one wavefront per line its warp touches
+    (predict.tile_load_lines, ldg_returns), the same stage that serves the shared loads, one wavefront per clock
+    (the model's shared pipe). A single-buffered block waits for its tile with nothing else in the stage: that is
+    the case calibrate's tile loop measures (Figures.tile_exposure) and the port burst stands for. A block that
+    prefetches into registers gets its tile back while its warps run the k-tile's shared loads, which keep the stage
+    busy a share `busy` of its clocks (their wavefronts over the compute phase, less the tile's own lines). Served as
+    they come, the tile's lines get the share the shared loads leave: `return_lines` lines take
+    return_lines / (1 - busy) clocks instead of return_lines, so the last arrives return_lines * busy / (1 - busy)
+    later; where both wait the stage takes them in turn, so the lines get at least half of it and arrive at most
+    return_lines later (busy of a half or more). Nothing here is fitted: the lines come from the binary's load
+    pattern and the busy share from the replayed compute phase and the bank-conflict simulation.
+    Measured: double_buffer's default alone on each of 16 SMs of the H200 at 512 x 512 x 1024 after validate's flush
+    waits 151-167 cycles a k-tile at the shared stores that take its next tile (Nsight Compute's PC sampling,
+    docs/model.md "A first touch's wait, sampled"), where the first touch (770 cycles), its port burst and the unused
+    sectors fit in the FFMAs before the stores (984 cycles); its 160 lines behind a stage its shared loads keep busy
+    over half the time arrive 160 cycles later, which leaves 111 cycles exposed (docs/model.md, "The tile's lines
+    behind the shared loads")."""
+    share = np.clip(np.asarray(busy, float), 0.0, 0.5)
+    return np.asarray(return_lines, float) * share / (1.0 - share)
+
+
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
-                scheduled_latency=None, sms_share=1.0, store_bpc=None):
+                scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -389,6 +417,9 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     prefetch the compiler sank, spill reloads between them) and one or two warps a scheduler have nothing
     else to issue, the latency term is that replay, and exposed what it adds to the compute phase. The
     closed form's one load phase per k-tile is the best case of the same binary.
+    return_lines (per config): where the load-use window applies (predict.window_applies), the lines of one block's
+    tile, which come back behind the block's own shared loads: a prefetching block's load phase grows by
+    data_stage_wait (0 elsewhere: other blocks' warps issue in the wait, and a single-buffered block's stage is idle).
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -430,8 +461,12 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
         load_phase = mem_latency + l2_bytes_tile / port_bpc + lockstep
         share = tile_exposure(b, compute / np.maximum(load_phase, 1.0))
         single = share * load_phase
+    # a prefetched tile's lines behind the block's shared loads in the L1 data stage (data_stage_wait; return_lines: its
+    # lines where the load-use window applies, else 0)
+    lines = np.asarray(return_lines, float)
+    pf_phase = load_phase + DATA_STAGE_WAIT * data_stage_wait(lines, (t_smem - b * lines) / np.maximum(compute, 1.0))
     exposed = np.where(kind == 0, exposed_k,
-                       np.where(kind == 2, np.maximum(0.0, load_phase - hide * compute), single)
+                       np.where(kind == 2, np.maximum(0.0, pf_phase - hide * compute), single)
                        + np.where(has_sim, 0.0, 2 * smem_latency))
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
     if scheduled_latency is not None:  # the binary's own order of loads and their uses, where it waits longer
