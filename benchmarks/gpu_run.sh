@@ -38,6 +38,9 @@
 #   bash benchmarks/gpu_run.sh tail-waves               # benchmarks/block_dispatch.py, then benchmarks/tail_waves.py (grids of 0.5-3 waves)
 #   bash benchmarks/gpu_run.sh ktile-depth [ARGS]       # benchmarks/ktile_depth.py (K = 64 to 4096 at M = N = 1024, 4096;
 #                                                       # ARGS: its --config / --mn / --ks / --tag)
+#   bash benchmarks/gpu_run.sh sweep KERNEL M N K MEASURE SAMPLE CALIBRATION  # perfmodel sweep --kernel KERNEL at one
+#                                                       # size on the detected device, --measure MEASURE --sample SAMPLE,
+#                                                       # ranked with CALIBRATION (a file; "-": the device's figures)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
@@ -148,6 +151,12 @@ case "$what" in
     python3 benchmarks/kernel_tuner_space.py --kernel "$kern" --shapes "$shapes" --seconds "$secs" ${5:+--out "$5"} > "$OUT/space-$kern.log" 2>&1
     echo "kernel_tuner_space rc $?"; grep -E "best|configurations|^shape|^[a-z].* [0-9]+ " "$OUT/space-$kern.log" | tail -8
     run=${5:-$(ls -d results/*-space-* | sort | tail -1)}; tar czf "$OUT/results-space-$(date +%H%M%S).tar.gz" "$run" ;;
+  sweep)
+    kern=${2:?"sweep needs KERNEL M N K MEASURE SAMPLE CALIBRATION"}; m=$3; n=$4; k=$5; top=$6; sample=$7; cal=$8
+    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    python3 -m perfmodel sweep --device "$dev" --kernel "$kern" -M "$m" -N "$n" -K "$k" --measure "$top" --sample "$sample" \
+        $([ "$cal" != "-" ] && echo "--calibration $cal") > "$OUT/sweep-$kern-${m}x${n}x${k}.log" 2>&1; echo "sweep rc $?"
+    grep -v compiled "$OUT/sweep-$kern-${m}x${n}x${k}.log" | grep "(top\|best" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
