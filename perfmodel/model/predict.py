@@ -580,8 +580,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     last_b = np.where(last, tail_b, safe_b)
     cyc_last, exp_last = np.where(last, cyc_tail, cyc_full), np.where(last, exposed_tail, exposed)
     lines_last = np.where(last, args_tail["return_lines"], args_full["return_lines"]) * (kind == 2)
-    stage_wait = T.DATA_STAGE_WAIT * T.data_stage_wait(
-        lines_last, (cyc_last[2] - last_b * lines_last) / np.maximum(cyc_last[6] - exp_last, 1.0))
+    stage_wait = T.block_stage_wait(lines_last, cyc_last[2], last_b, cyc_last[6] - exp_last)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     extra_full, extra_last = (_edge_extra(builds, n_edge, bb, warps, c_of(bb * warps), configs, device, t.mem_latency, loc.latency,
                                           r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)

@@ -357,6 +357,14 @@ def data_stage_wait(return_lines, busy):
     return np.asarray(return_lines, float) * share / (1.0 - share)
 
 
+def block_stage_wait(return_lines, t_smem, b, compute):
+    """data_stage_wait of one block's `return_lines` lines where b blocks' shared loads take t_smem cycles of the
+    data stage in a compute phase of `compute` cycles: the busy share is their wavefronts less the tile's own lines
+    over the compute phase (what tile_cycles adds to a prefetching block's load phase, and predict reports)."""
+    lines = np.asarray(return_lines, float)
+    return DATA_STAGE_WAIT * data_stage_wait(lines, (t_smem - b * lines) / np.maximum(compute, 1.0))
+
+
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
                 scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0):
@@ -463,8 +471,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
         single = share * load_phase
     # a prefetched tile's lines behind the block's shared loads in the L1 data stage (data_stage_wait; return_lines: its
     # lines where the load-use window applies, else 0)
-    lines = np.asarray(return_lines, float)
-    pf_phase = load_phase + DATA_STAGE_WAIT * data_stage_wait(lines, (t_smem - b * lines) / np.maximum(compute, 1.0))
+    pf_phase = load_phase + block_stage_wait(return_lines, t_smem, b, compute)
     exposed = np.where(kind == 0, exposed_k,
                        np.where(kind == 2, np.maximum(0.0, pf_phase - hide * compute), single)
                        + np.where(has_sim, 0.0, 2 * smem_latency))
