@@ -392,16 +392,28 @@ def device_table(path: str | Path) -> dict:
     return _with_generation(data, Path(path)) if "generation" in data else data
 
 
+def _near_names(text: str, names) -> list[str]:
+    """Shipped names a mistyped one probably meant: those it begins or that begin with it (`h100` -> h100-sxm,
+    `gtx1060` -> gtx1060m), else the closest by spelling (difflib), at most three."""
+    import difflib
+
+    t = text.lower()
+    near = [n for n in names if len(t) >= 3 and (n.startswith(t) or t.startswith(n))]
+    return near[:3] or difflib.get_close_matches(t, list(names), n=3, cutoff=0.6)
+
+
 def load_device(name_or_path: str | Path) -> DeviceSpec:
     """Load a shipped device by name (`rtx2070s`) or a user's TOML file by path."""
     text = str(name_or_path)
     shipped = shipped_devices()
-    if text in shipped:
-        path = shipped[text]
+    if text.lower() in shipped:  # names are lower case; `H100-SXM` means h100-sxm
+        path = shipped[text.lower()]
     elif text.endswith(".toml") or Path(text).exists():
         path = Path(text)
     else:
-        raise UserError(f"unknown device '{text}'; shipped devices: {', '.join(shipped)} (or a path to a .toml file)")
+        near = _near_names(text, shipped)
+        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+        raise UserError(f"unknown device '{text}'{hint}; shipped devices: {', '.join(shipped)} (or a path to a .toml file)")
     data = device_table(path)
     try:
         return DeviceSpec.model_validate(data)

@@ -46,6 +46,21 @@ def test_bad_input_one_line_exit_2(capsys, argv, fragment):
     assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("typed, meant", [("gtx1060", "gtx1060m"), ("h100", "h100-sxm"), ("rtx2070", "rtx2070s"),
+                                           ("a100-sxm", "a100"), ("rtx4060", "rtx4060-laptop"), ("k620x", "k620")])
+def test_a_mistyped_device_name_gets_the_shipped_name_it_probably_meant(capsys, typed, meant):
+    rc, _, err = run(capsys, "predict", "--device", typed)
+    assert rc == 2 and err.count("\n") == 1
+    assert f"unknown device '{typed}' (did you mean {meant}" in err and "shipped devices:" in err
+
+
+def test_no_suggestion_for_a_name_like_none_and_device_names_ignore_case(capsys):
+    rc, _, err = run(capsys, "predict", "--device", "nope")
+    assert rc == 2 and "did you mean" not in err
+    rc, out, _ = run(capsys, "predict", "--device", "RTX2070S", "--json")
+    assert rc == 0 and json.loads(out)["device"] == "rtx2070s"
+
+
 def test_malformed_device_file_from_cli(capsys, tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("schema_version = 1\nname = 'x'\n")

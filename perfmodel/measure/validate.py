@@ -581,7 +581,7 @@ def validate_shapes(which: str = "all", seed: int = 0, out: Path | None = None, 
         name = match_shipped(site.name, site.cc)
         if name is None:
             raise UserError(f"{site.name} is not a shipped device; shape runs need a shipped device file (perfmodel devices detect)")
-        if device is not None and device != name:
+        if device is not None and device.lower() != name:
             raise UserError(f"--device {device} names another GPU than this one ({site.name}: device file {name})")
         kind = "bench" if bench else "shapes" if tune_top is None else "tune-shapes"
         out = out or Path.cwd() / "results" / f"{started:%Y%m%d-%H%M%S}-{name}-{kind}-{which.replace('_', '-')}{f'-seed{seed}' if seed else ''}"
