@@ -79,9 +79,22 @@ class Memory(_Strict):
     # timing's flush (a write of twice the L2: every line dirty, written back as the read evicts it), by S
     # (benchmarks/dram_stream.py --flush dirty and --flush clean); None where nobody measured it (nothing added)
     flush_writeback_us_by_MiB: Optional[dict[str, PositiveFloat]] = None
+    # cycles a pass of warp-wide 4-byte loads served by the L2 takes with one block of w warps on every SM, each
+    # warp n loads in flight (one 128-byte line each), by w then n (benchmarks/load_inflight.py); None where
+    # nobody measured it (a tile's loads arrive at the L2->SM port's rate)
+    l2_load_pass_cycles_by_warps_by_loads: Optional[dict[str, dict[str, PositiveFloat]]] = None
 
     @model_validator(mode="after")
     def _segments(self) -> "Memory":
+        table = self.l2_load_pass_cycles_by_warps_by_loads or {}
+        for w, row in table.items():
+            bad = [k for k in [w, *row] if not k.isdigit() or int(k) <= 0]
+            if bad:
+                raise ValueError(f"memory.l2_load_pass_cycles_by_warps_by_loads: key {bad[0]!r} is not a positive integer "
+                                 f"(warps per SM, then loads in flight a warp)")
+            if "1" not in row or set(row) != set(next(iter(table.values()))):
+                raise ValueError("memory.l2_load_pass_cycles_by_warps_by_loads: every count of warps needs the same counts "
+                                 "of loads, 1 among them")
         for k in self.flush_writeback_us_by_MiB or {}:
             if not k.isdigit() or int(k) <= 0:
                 raise ValueError(f"memory.flush_writeback_us_by_MiB: key {k!r} is not a positive number of MiB")
@@ -257,7 +270,7 @@ GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "i
                                "fetch_rate_by_loop_bytes_by_warps", "refill_warps_per_sm"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
-                              "l2_written_resident_bytes"),
+                              "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
                                "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
@@ -277,7 +290,8 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight",
-                 "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB")
+                 "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB",
+                 "memory.l2_load_pass_cycles_by_warps_by_loads")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":
@@ -300,7 +314,7 @@ class Generation(_Strict):
     name: str
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
     compute: dict[str, Union[float, dict[str, dict[str, float]]]]  # the fetch table is a table of tables
-    memory: dict[str, float]
+    memory: dict[str, Union[float, dict[str, dict[str, float]]]]  # the L2 load-pass table is a table of tables
     latency: dict[str, Union[float, dict[str, float]]]  # the reduction's floor is a table by slices
     limits: Limits
     sources: dict[str, str]

@@ -101,6 +101,9 @@ def render(p: Prediction) -> str:
     if p.lockstep_extra_cycles > 0:
         via += (f", +{p.lockstep_extra_cycles:,.0f} cycles for the unused sectors of the lines its tile touches "
                 f"(every SM's lone block loads at once, at the SM's share of the L2 bandwidth)")
+    if p.load_queue_cycles > 0:
+        via += (f", +{p.load_queue_cycles:,.0f} cycles as its scalar loads queue for the L2's lines (the L1 takes an SM's "
+                f"missing loads at a measured rate)")
     which = ("DRAM's: all blocks run in one wave, so every k-tile is a first touch" if one_wave(w.blocks, w.blocks_per_wave)
              else "L2 and DRAM mixed by the loads' hit rate")
     chase = next((row.latency_cycles for row in p.littles_law if row.level == "dram"), 0.0)  # the pointer chase

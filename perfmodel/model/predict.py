@@ -203,6 +203,7 @@ class TrafficStage:
     # beside dram_bytes_tile); 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
     writeback_us: np.ndarray
     writeback_bytes_tile: np.ndarray
+    dram_a_loaded: np.ndarray  # the share of the DRAM bytes whose latency is the loaded one (A's, where the device measured it)
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -246,7 +247,8 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
                         dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
                         dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
                         l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)),
-                        writeback_us=np.broadcast_to(wb_us, np.shape(drb)), writeback_bytes_tile=wb / tiles_total)
+                        writeback_us=np.broadcast_to(wb_us, np.shape(drb)), writeback_bytes_tile=wb / tiles_total,
+                        dram_a_loaded=np.broadcast_to(a_share * bool(lat.dram_latency_ratio_by_lines_in_flight), np.shape(drb)))
 
 
 @dataclass(frozen=True)
@@ -442,6 +444,7 @@ class ComputeStage:
     edge_extra_full: np.ndarray  # cycles per k-tile the edge body adds to an SM whose b blocks all run it
     edge_extra_last: np.ndarray  # the same for the last wave's busiest SM
     lockstep: np.ndarray  # cycles the unused sectors of lone blocks' lines add to a load phase (terms.lockstep_load_cycles)
+    load_queue: np.ndarray  # cycles a lone block's scalar tile loads queue beyond latency + burst (terms.load_queue_cycles)
     # the last wave's: cycles its blocks' prefetched lines wait behind their shared loads in the L1 data stage (terms.data_stage_wait)
     data_stage_wait: np.ndarray
     lone_fetch_interval: np.ndarray  # the fewest clocks between a lone warp's instructions the fetch allows (last wave; 0: none)
@@ -561,12 +564,15 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     # all; otherwise all (a last partial wave after full ones overlaps their last blocks, which end at different
     # times: terms.waves' refill)
     busy = np.clip(np.where(w.full_waves > 0, sms, t.blocks), 1, sms)
+    # a lone single-buffered block's scalar tile loads queue at the L1's rate for loads the L2 serves
+    # (terms.load_queue_cycles); those of A's DRAM bytes that wait the loaded DRAM latency already count it
+    queue = load_queue(device, configs, r, warps, ll.tile_bytes, fig.l2_port_bytes_per_clock, kind, t.dram_a_loaded)
     store_bpc = device.memory.store_bytes_per_clock_per_sm
     args_full = dict(b=safe_b, work=work, rates=rates, f=ll.fraction, c_ffma=c_of(safe_b * warps), hide=hide_of(safe_b),
                      sms_share=np.broadcast_to(sms / busy, (n,)), store_bpc=store_bpc,
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full, scheduled_latency=simlat_full,
-                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0),
+                     lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0), queue_cycles=queue,
                      return_lines=lines_tile * windowed(safe_b))
     args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail, scheduled_latency=simlat_tail,
@@ -597,7 +603,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         data_stage_wait=np.broadcast_to(stage_wait, (n,)),
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
-                            T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)))
+                            T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)),
+                        load_queue=np.broadcast_to(queue * np.where(w.full_waves > 0, safe_b == 1, tail_b == 1), (n,)))
 
 
 @dataclass(frozen=True)
@@ -1049,6 +1056,23 @@ def _loop_fetch_interval(fetch_interval, program: dict) -> float:
     return 0.0 if fetch_interval is None else float(fetch_interval(16.0 * len(program["cls"])))
 
 
+def load_queue(device, configs, r, warps, tile_bytes, port_bpc, kind, a_loaded) -> np.ndarray:
+    """Cycles a lone block's k-tile load phase waits beyond latency + burst because its scalar loads queue
+    (terms.load_queue_cycles; tile_cycles adds them where one block runs per SM): single-buffered tiled kernels
+    (kind 1) whose tile loads are 4-byte (`gmem_vector` 1: tiled_1d, tiled_2d, smem_tiled, `load_width = 1`),
+    (bm + bn) bk / threads loads a thread, less the share of A's DRAM bytes that waits the loaded DRAM latency
+    (measured with the same loads in flight: terms.loaded_dram_latency). 0 without the device's table or a
+    measured L2->SM port (datasheet figures)."""
+    table = device.memory.l2_load_pass_cycles_by_warps_by_loads
+    n = len(configs)
+    if not table or port_bpc is None:
+        return np.zeros(n)
+    scalar = np.array([c.gmem_vector == 1 for c in configs]) & (np.broadcast_to(kind, (n,)) == 1)
+    loads = (r.bm + r.bn) * r.bk / np.maximum(r.threads, 1) * (1.0 - np.broadcast_to(a_loaded, (n,)))
+    return T.load_queue_cycles(np.broadcast_to(warps, (n,)), np.where(scalar, loads, 0.0), table,
+                               np.broadcast_to(tile_bytes, (n,)) / port_bpc)
+
+
 def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, local_latency,
                 returns, banks=0, fetch_interval=None) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
@@ -1224,6 +1248,7 @@ class Prediction(_M):
     reduction_l2_MB: float = 0.0  # of them, what it reads from the L2 (the rest from DRAM)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
+    load_queue_cycles: float = 0.0  # what a lone block's scalar tile loads wait in the L1's queue for L2 lines (terms.load_queue_cycles)
     # the last wave's blocks, where the load-use window applies: cycles their prefetched tile's lines wait behind their own
     # shared loads in the L1 data stage (terms.data_stage_wait)
     data_stage_wait_cycles: float = 0.0
@@ -1370,6 +1395,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
         lockstep_extra_cycles=float(c.lockstep[k]),
+        load_queue_cycles=float(c.load_queue[k]),
         data_stage_wait_cycles=float(c.data_stage_wait[k]),
         lone_fetch_interval_cycles=float(c.lone_fetch_interval[k]),
         load_use_share=None if not np.isfinite(c.load_use_share[k]) else float(c.load_use_share[k]),

@@ -71,6 +71,39 @@ def interp_log2(table, x):
     return np.interp(np.log2(np.maximum(np.asarray(x, float), 1.0)), [np.log2(k) for k, _ in pts], [v for _, v in pts])
 
 
+def load_queue_cycles(warps, loads, pass_cycles, burst):
+    """What a lone block's scalar tile loads from the L2 wait beyond one load's latency and its bytes' burst
+    through the port: the L1 takes an SM's warp-wide loads that miss it at a limited rate.
+
+    Measured on the lent H200 (benchmarks/load_inflight.py, results/archive/load-inflight-20261129-h200.txt and
+    .json.xz): one block of w warps on every SM, each warp n independent warp-wide 4-byte loads in flight (one
+    128-byte line each), all served by the L2. A pass of one load a warp takes the L2's latency (336-343
+    cycles); a pass of n takes T(w, n) cycles, and the loads arrive at most 0.16 / 0.27 / 0.31-0.36 /
+    0.36-0.46 a clock per SM with 4 / 8 / 16 / 32 warps (8 warps x 32 loads: 945 cycles; 32 KB through the
+    120 B/clk port would take 273 beyond the latency). A single-buffered block loading its tile with scalar
+    loads asks for (bm + bn) bk / 32 such lines a k-tile, n = (bm + bn) bk / threads a warp, at once; its load
+    phase (latency + burst) then grows by T(w, n) - T(w, 1) - burst where that is positive.
+    pass_cycles: {warps: {loads: cycles}} (memory.l2_load_pass_cycles_by_warps_by_loads), read linearly in
+    log2 of the warps and of the loads; beyond the largest count of loads the pass grows in proportion (the
+    rate it reached); nothing outside the measured warps (fewer than the fewest: not measured) or without the
+    table. warps, loads, burst: per config (loads already 0 where the term does not apply)."""
+    w = np.asarray(warps, float)
+    n = np.asarray(loads, float)
+    burst = np.asarray(burst, float)
+    if not pass_cycles:
+        return np.zeros(np.broadcast(w, n, burst).shape)
+    ws = sorted(int(k) for k in pass_cycles)
+    ns = sorted(int(k) for k in pass_cycles[str(ws[0])])
+    grid = np.array([[float(pass_cycles[str(a)][str(b)]) for b in ns] for a in ws])
+    lw = np.log2(np.clip(w, ws[0], ws[-1]))
+    cols = np.stack([np.interp(lw, np.log2(ws), grid[:, j]) for j in range(len(ns))], axis=-1)  # (..., loads)
+    ln = np.log2(np.clip(n, 1.0, ns[-1]))
+    at = np.array([np.interp(a, np.log2(ns), c) for a, c in zip(np.ravel(ln), cols.reshape(-1, len(ns)))]).reshape(ln.shape)
+    at = np.where(n > ns[-1], cols[..., -1] * n / ns[-1], at)
+    extra = np.maximum(at - cols[..., 0] - burst, 0.0)
+    return np.where((w >= ws[0]) & (n > 1.0), extra, 0.0)
+
+
 def dram_walk_rate(a_share, segment_bytes, efficiency):
     """The share of the DRAM stream rate a kernel's DRAM reads get, where A's come as a k-tile walk.
 
@@ -367,7 +400,7 @@ def block_stage_wait(return_lines, t_smem, b, compute):
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
-                scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0):
+                scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0, queue_cycles=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -428,6 +461,8 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     return_lines (per config): where the load-use window applies (predict.window_applies), the lines of one block's
     tile, which come back behind the block's own shared loads: a prefetching block's load phase grows by
     data_stage_wait (0 elsewhere: other blocks' warps issue in the wait, and a single-buffered block's stage is idle).
+    queue_cycles (per config): where one block runs per SM, what its scalar tile loads wait beyond latency + burst
+    as the L1 takes an SM's loads that miss it at a limited rate (load_queue_cycles), added to the load phase.
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -458,7 +493,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     has_sim = np.isfinite(sim)
     compute = np.where(has_sim, np.maximum(np.maximum(sim, t_fetch), t_smem), compute)
     burst = t_l2 if port_bpc is None else b * l2_bytes_tile / port_bpc
-    lockstep = lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm)
+    lockstep = lockstep_load_cycles(b, lockstep_bytes, l2_bpc_sm) + np.where(np.asarray(b) == 1, queue_cycles, 0.0)
     load_phase = mem_latency + np.maximum(burst, t_dram) + lockstep
     single, share = load_phase, np.nan
     if tile_exposure is not None and port_bpc is not None:
