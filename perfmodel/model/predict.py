@@ -203,7 +203,9 @@ class TrafficStage:
     # beside dram_bytes_tile); 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
     writeback_us: np.ndarray
     writeback_bytes_tile: np.ndarray
-    dram_a_loaded: np.ndarray  # the share of the DRAM bytes whose latency is the loaded one (A's, where the device measured it)
+    # the share of the tile loads that wait the loaded DRAM latency: A's share of the DRAM bytes, of the loads DRAM serves
+    # (all of them in a grid of one wave, else the L2's misses), where the device measured that latency; else 0
+    dram_a_loaded: np.ndarray
 
 
 def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStage:
@@ -248,7 +250,8 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
                         dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
                         l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)),
                         writeback_us=np.broadcast_to(wb_us, np.shape(drb)), writeback_bytes_tile=wb / tiles_total,
-                        dram_a_loaded=np.broadcast_to(a_share * bool(lat.dram_latency_ratio_by_lines_in_flight), np.shape(drb)))
+                        dram_a_loaded=np.broadcast_to(a_share * bool(lat.dram_latency_ratio_by_lines_in_flight) * np.where(
+                            T.one_wave(blocks, np.maximum(o.blocks_per_sm, 1) * sms), 1.0, 1.0 - hit), np.shape(drb)))
 
 
 @dataclass(frozen=True)
