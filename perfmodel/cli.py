@@ -114,8 +114,8 @@ def _check(a) -> None:
     if a.cmd == "sweep" and a.measure_overlap and (a.json or a.csv):
         raise UserError("--measure-overlap prints its measurements; --json and --csv cannot apply")
     if a.cmd == "accuracy" and a.model_spread and a.intervals:
-        raise UserError("--model-spread writes the residuals of recorded runs with measured figures (or of the published "
-                        "points with --published); it excludes --intervals")
+        raise UserError("--model-spread writes the residuals of recorded runs with measured or datasheet figures (or of the "
+                        "published points with --published); it excludes --intervals")
     if a.cmd == "sweep":
         a.sample = 20 if a.sample is None else a.sample
         a.seed = 0 if a.seed is None else a.seed
@@ -366,8 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     ac.add_argument("--points", metavar="FILE", help="write every scored point (run, kernel, configuration, shape, measured "
                     "and predicted GFLOPS, error, bound, regime, waves, registers, local frame, interval) to FILE as CSV (a new file)")
     ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
-                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists); "
-                    "with --published, the published points' residual quantiles, every bound pooled "
+                    "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists, and "
+                    "datasheet_spread.toml from the same runs with --figures datasheet); with --published, the published points' residual quantiles, every bound pooled "
                     "(perfmodel/model/transfer_spread.toml is written so)")
     return ap
 

@@ -189,16 +189,18 @@ REGIME_WORDS = {"lone": "at most one warp per scheduler", "subwave": "under one 
 
 def _model_source(p: Prediction) -> str:
     """Where the interval's model part comes from: the published points, or the recorded points of the
-    prediction's bound and occupancy regime (or of its bound, or all, where those are too few)."""
+    prediction's bound and occupancy regime (or of its bound, or all, where those are too few), predicted from
+    datasheet figures where the prediction is."""
     kind = p.interval.inputs.get("model", "recorded")
-    if kind != "recorded":
+    if kind not in ("recorded", "datasheet"):
         return MODEL_SPREAD.get(kind, kind)
-    key, n = U.residual_group(p.bound, p.regime)
+    key, n = U.residual_group(p.bound, p.regime, kind)
     if not key:
         return "no recorded residuals"
+    what = "recorded residuals" + (" from datasheet figures" if kind == "datasheet" else "")
     if "/" in key:
-        return f"recorded residuals of {n:,} points bound by {p.bound}, {REGIME_WORDS.get(p.regime, p.regime)}"
-    return f"recorded residuals of {n:,} points bound by {key}" if key != "all" else f"recorded residuals of all {n:,} points"
+        return f"{what} of {n:,} points bound by {p.bound}, {REGIME_WORDS.get(p.regime, p.regime)}"
+    return f"{what} of {n:,} points bound by {key}" if key != "all" else f"{what} of all {n:,} points"
 
 
 def render_interval(p: Prediction) -> list[str]:

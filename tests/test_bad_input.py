@@ -132,7 +132,7 @@ CASES = [
     ("accuracy", ["accuracy", "--model-spread", "{file}"], "writes a new file only"),
     ("accuracy", ["accuracy", "--model-spread", "{tmp}/s.toml", "--intervals"], "excludes --intervals"),
     ("accuracy", ["accuracy", "--published", "--model-spread", "{file}"], "writes a new file only"),
-    ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--figures", "datasheet"], "takes --figures measured"),
+    ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--figures", "generation"], "takes --figures measured"),
     ("accuracy", ["accuracy", str(RUN), "--by", "kernel,tile"], "unknown key 'tile'; allowed: kernel, bound"),
     ("accuracy", ["accuracy", str(RUN), "--by", ","], "no key given"),
     ("accuracy", ["accuracy", str(RUN), "--by", "bound,bound"], "names a key twice"),

@@ -37,8 +37,9 @@ def run(a) -> int:
     if a.model_spread:  # before any scoring
         if Path(a.model_spread).exists():
             raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
-        if a.figures != "measured":
-            raise UserError("--model-spread takes --figures measured: the spread left when every figure is measured")
+        if a.figures not in ("measured", "datasheet"):
+            raise UserError("--model-spread takes --figures measured (the spread left when every figure is measured) or "
+                            "datasheet (the spread of predictions from datasheet figures); not generation")
     t0 = time.perf_counter()
 
     def progress(j, n, s):
@@ -46,7 +47,8 @@ def run(a) -> int:
             print(f"\r  scored {j}/{n} runs ({time.perf_counter() - t0:.0f} s)", end="" if j < n else "\n",
                   file=sys.stderr, flush=True)
 
-    scores, overall = score(runs, a.figures, a.calibration, results, progress, own_fallback=bool(a.model_spread))
+    scores, overall = score(runs, a.figures, a.calibration, results, progress,
+                            own_fallback=bool(a.model_spread) and a.figures == "measured")
     if a.model_spread:
         return _write_spread(a, scores, overall)
     if not a.json and a.figures == "measured":
@@ -111,7 +113,8 @@ def _write_spread(a, scores, overall) -> int:
     out = Path(a.model_spread)
     src = (f"perfmodel accuracy --model-spread: ln(predicted / measured GFLOPS) over {overall['points']} verified points "
            f"of {overall['runs']} recorded runs (the corpus hold-out left out) with "
-           f"{a.calibration or 'the reference calibration of the device, else the run' + chr(39) + 's own'}")
+           + ("datasheet figures (no figure measured on any GPU)" if a.figures == "datasheet" else
+              f"{a.calibration or 'the reference calibration of the device, else the run' + chr(39) + 's own'}"))
     table = spread_of(scores, src)
     out.write_text(tomli_w.dumps({**table, "runs": [s.run for s in scores]}))
     print(f"wrote {out}: {overall['points']} points, bounds " + ", ".join(f"{b} {n}" for b, n in table["points"].items()))

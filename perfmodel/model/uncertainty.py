@@ -20,6 +20,12 @@ Two kinds of uncertainty enter (docs/model.md, "Intervals"):
   alone on its scheduler, a grid under one wave, under four, more), written by `perfmodel accuracy RUN ...
   --model-spread FILE`; a bound and regime with fewer than `MIN_POINTS` recorded points uses the bound's,
   a bound with fewer uses all points'.
+- **the model from datasheet figures**: a prediction from datasheet figures (`--figures datasheet`) of a GPU
+  whose SM generation was calibrated leaves out every figure a calibration measures, and misses more than
+  the calibrated model does, in a way the inputs' ranges do not carry (figures it then lacks: the L2->SM
+  port, the tile loop's exposed share, the fetch table, the store rate). Its residual is drawn from
+  `datasheet_spread.toml`: the same quantiles over the same recorded runs predicted from datasheet figures,
+  written by `perfmodel accuracy RUN ... --figures datasheet --model-spread FILE`.
 - **the model on a generation nobody calibrated**: a GPU whose SM generation has no calibration is
   predicted from datasheet figures, and the recorded runs (all of calibrated generations) do not say how
   far the model is off there. Its residual is drawn instead from `transfer_spread.toml`: the distribution
@@ -52,6 +58,7 @@ SEED = 20261124
 MIN_POINTS = 30  # recorded points a bound needs for its own model spread
 SPREAD_FILE = Path(__file__).with_name("model_spread.toml")
 TRANSFER_FILE = Path(__file__).with_name("transfer_spread.toml")
+DATASHEET_SPREAD_FILE = Path(__file__).with_name("datasheet_spread.toml")
 _transfer_override: list = []  # a stack of transfer tables that replace TRANSFER_FILE's (transfer_override)
 LEVELS = (0.05, 0.25, 0.75, 0.95)  # the 90 % and 50 % intervals' ends
 SPREAD_LEVELS = [round(x, 2) for x in np.arange(0.01, 0.995, 0.01)]  # the levels the spread files hold
@@ -179,7 +186,9 @@ def provenance(fig, clock_given: bool) -> dict[str, str]:
         if fig.l2_port_bytes_per_clock else "unmeasured"
     out["reuse"] = "model"
     out["launch"] = launch_source(dev) or "none"
-    out["model"] = "transfer" if uses_transfer(fig) else "recorded"  # where the model's own residual comes from
+    # where the model's own residual comes from: the published points, the recorded runs predicted from datasheet
+    # figures, or the recorded runs with measured figures
+    out["model"] = "transfer" if uses_transfer(fig) else "datasheet" if uses_datasheet_spread(fig) else "recorded"
     return out
 
 
@@ -258,6 +267,16 @@ def model_spread(path: Path = SPREAD_FILE) -> Optional[dict]:
 
 
 @lru_cache(maxsize=4)
+def datasheet_spread(path: Path = DATASHEET_SPREAD_FILE) -> Optional[dict]:
+    """model_spread's quantiles for predictions from datasheet figures (the same runs, `perfmodel accuracy RUN ...
+    --figures datasheet --model-spread FILE`); None where the file is absent (the recorded spread is used then)."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+@lru_cache(maxsize=4)
 def transfer_spread(path: Path = TRANSFER_FILE) -> Optional[dict]:
     """The residual quantiles of the published points: {'levels', 'quantiles', 'points', 'source'}; None where
     the file is absent (the recorded spread is used then)."""
@@ -306,6 +325,18 @@ def uses_transfer(fig) -> bool:
     return fig.kind == "datasheet" and generation_measured(fig.device) is None and _transfer() is not None
 
 
+def uses_datasheet_spread(fig) -> bool:
+    """Whether a prediction with these Figures takes the model's residual from the recorded runs predicted from
+    datasheet figures: datasheet figures of a GPU whose SM generation was calibrated (and that spread to take it
+    from)."""
+    return fig.kind == "datasheet" and not uses_transfer(fig) and datasheet_spread() is not None
+
+
+def _spread(source: str) -> Optional[dict]:
+    """The recorded residual a prediction draws from: "datasheet" (datasheet_spread), else model_spread."""
+    return datasheet_spread() if source == "datasheet" else model_spread()
+
+
 def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str,
                  regimes: Optional[Sequence[str]] = None) -> dict:
     """The model_spread.toml content for recorded points: their bounds and predicted / measured GFLOPS, and
@@ -325,11 +356,12 @@ def spread_table(bounds: Sequence[str], ratios: Sequence[float], source: str,
     return out
 
 
-def residual_group(bound: str, regime: Optional[str] = None) -> tuple[str, int]:
+def residual_group(bound: str, regime: Optional[str] = None, source: str = "recorded") -> tuple[str, int]:
     """Which recorded points a prediction of this bound and occupancy regime takes the model's residual
     from, and how many: ("issue/lone", 32) where that bound and regime has MIN_POINTS of them, else the
-    bound's ("issue", 972), else all points' ("all", 4991); ("", 0) without the spread file."""
-    sp = model_spread()
+    bound's ("issue", 972), else all points' ("all", 4991); ("", 0) without the spread file. source:
+    "datasheet" for the recorded runs predicted from datasheet figures (datasheet_spread), else model_spread."""
+    sp = _spread(source)
     if sp is None:
         return "", 0
     key = f"{bound}/{regime}"
@@ -341,22 +373,23 @@ def residual_group(bound: str, regime: Optional[str] = None) -> tuple[str, int]:
     return "all", int(sp["points"]["all"])
 
 
-def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, transfer: bool = False,
+def _residual_quantiles(bound_names: Sequence[str], u: np.ndarray, source: str = "recorded",
                         regimes: Optional[Sequence[str]] = None) -> np.ndarray:
     """ln(predicted / measured) at probability u (D, n) for each config's bound and occupancy regime: the
     recorded points of that bound in that regime where there are MIN_POINTS of them, else of that bound,
-    else all (residual_group); transfer: from the published points' spread (uses_transfer), every bound
+    else all (residual_group); source "datasheet": those recorded points predicted from datasheet figures
+    (uses_datasheet_spread); "transfer": from the published points' spread (uses_transfer), every bound
     alike."""
-    if transfer:
+    if source == "transfer":
         tr = _transfer()
         return np.interp(u, np.asarray(tr["levels"], dtype=float), np.asarray(tr["quantiles"], dtype=float))
-    sp = model_spread()
+    sp = _spread(source)
     if sp is None:
         return np.zeros_like(u)
     levels = np.asarray(sp["levels"], dtype=float)
     out = np.empty_like(u)
     for j, b in enumerate(bound_names):
-        key, _ = residual_group(b, regimes[j] if regimes is not None else None)
+        key, _ = residual_group(b, regimes[j] if regimes is not None else None, source)
         q = sp["by_bound_regime"][key] if "/" in key else sp["by_bound"][key]
         out[:, j] = np.interp(u[:, j], levels, np.asarray(q, dtype=float))
     return out
@@ -413,7 +446,7 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
               for v in _register_variants(bt, idx)]
         return np.stack(vs)[level, np.arange(draws)]
     names = [T.BOUNDS[int(b)] for b in bt.bound[idx]]
-    resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), transfer=prov["model"] == "transfer",
+    resid = (_residual_quantiles(names, _residual_levels(bt, idx, draws), source=prov["model"],
                                  regimes=list(bt.regime[idx]))
              if only in (None, "model") else np.zeros((draws, n)))
     ck, rf, rs, rl, rd, lm, rp, ru, la = (mult[k] for k in INPUTS)
