@@ -123,7 +123,11 @@ def test_the_shipped_model_spread_is_what_its_runs_give(spread_runs_scores):
     must rewrite the file)."""
     shipped, scores = spread_runs_scores
     assert set(accuracy_set(ROOT / "results")) <= set(shipped["runs"])
-    now = spread_of(scores, "")
+    _assert_same_spread(shipped, spread_of(scores, ""))
+
+
+def _assert_same_spread(shipped: dict, now: dict) -> None:
+    """A shipped spread file holds the quantiles its runs give today (points, levels, every group)."""
     assert shipped["points"] == now["points"] and shipped["levels"] == now["levels"]
     for b, q in now["by_bound"].items():
         assert np.allclose(shipped["by_bound"][b], q, atol=2e-5), b
@@ -191,13 +195,7 @@ def test_the_shipped_datasheet_spread_is_what_its_runs_give(datasheet_spread_sco
     shipped, scores = datasheet_spread_scores
     assert shipped["runs"] == tomllib.loads(U.SPREAD_FILE.read_text())["runs"]
     assert "datasheet figures" in shipped["source"]
-    now = spread_of(scores, "")
-    assert shipped["points"] == now["points"] and shipped["levels"] == now["levels"]
-    for b, q in now["by_bound"].items():
-        assert np.allclose(shipped["by_bound"][b], q, atol=2e-5), b
-    assert shipped["regime_points"] == now["regime_points"]
-    for k, q in now["by_bound_regime"].items():
-        assert np.allclose(shipped["by_bound_regime"][k], q, atol=2e-5), k
+    _assert_same_spread(shipped, spread_of(scores, ""))
 
 
 def test_datasheet_intervals_cover_what_they_claim_on_the_accuracy_set(datasheet_spread_scores):
