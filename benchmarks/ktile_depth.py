@@ -12,7 +12,10 @@ replays it) and prints a table last.
         other configurations (kernel:key=value,...), sizes and depths, into results/<date>-<device>-TAG
     python benchmarks/ktile_depth.py --fit RUN [--calibration FILE]   (CPU) per configuration and M = N: the error at
         each K, and fixed + per-tile x k-tiles fitted to the measured and to the predicted times (the reference
-        calibration, else the run's own, or FILE)"""
+        calibration, else the run's own, or FILE)
+    python benchmarks/ktile_depth.py --predict DEVICE --calibration FILE [--config SPEC ...] [--mn ...] [--ks ...]
+        (CPU, before a run) the same fit to the predicted times alone, with blocks per SM and waves, from the
+        compiler's build facts where a toolchain is here"""
 from __future__ import annotations
 
 import argparse
@@ -82,6 +85,27 @@ def fit(run_dir: Path, calibration: Path | None = None) -> int:
     return 0
 
 
+def predicted(device: str, calibration: Path, cfgs: list[KernelConfig], MN=MN, KS=KS) -> int:
+    """Per configuration and M = N: blocks per SM, waves, the predicted time at each K and fixed (us) + per-tile (ns)
+    x k-tiles fitted to it, as `fit` fits a recorded run's predictions (written before the run measures them)."""
+    from perfmodel import facts, predict
+    from perfmodel.model.figures import Figures
+
+    fig = Figures.load(device, calibration=calibration)
+    print(f"predicted with {fig.label}")
+    print("| configuration | M = N | blocks/SM | waves | predicted us at K = " + " / ".join(str(k) for k in KS) +
+          " | predicted: fixed us + ns per k-tile |")
+    print("|---|---|---|---|---|---|")
+    for cfg in cfgs:
+        build = facts.for_config(cfg, fig.device.compute_capability)
+        for mn in MN:
+            ps = [predict(fig, cfg, mn, mn, k, build=build) for k in KS]
+            slope, fixed = np.polyfit([k / cfg.bk for k in KS], [p.time_s * 1e6 for p in ps], 1)
+            print(f"| {cfg.label()} | {mn} | {ps[0].occupancy.blocks_per_sm} | {ps[0].waves.waves:.2f} | " +
+                  " / ".join(f"{p.time_s * 1e6:.1f}" for p in ps) + f" | {fixed:.1f} + {slope * 1e3:,.0f} |")
+    return 0
+
+
 def _spec(text: str) -> KernelConfig:
     try:
         return parse(text)
@@ -102,7 +126,8 @@ def _ints(text: str) -> tuple[int, ...]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", metavar="RUN", help="fit a recorded run (CPU) instead of measuring")
-    ap.add_argument("--calibration", type=Path, metavar="FILE", help="with --fit: predict with this calibration file")
+    ap.add_argument("--predict", metavar="DEVICE", help="predict the grid on this shipped device (CPU) instead of measuring")
+    ap.add_argument("--calibration", type=Path, metavar="FILE", help="with --fit or --predict: predict with this calibration file")
     ap.add_argument("--config", type=_spec, action="append", metavar="SPEC", help="kernel:key=value,... (default: the six above)")
     ap.add_argument("--mn", type=_ints, default=MN, help="M = N sizes, comma-separated (default 1024,4096)")
     ap.add_argument("--ks", type=_ints, default=KS, help="K values, comma-separated (default 64,...,4096)")
@@ -112,6 +137,10 @@ if __name__ == "__main__":
         ap.error(f"--fit takes a recorded run folder (results/*-ktile-depth) holding raw.json or raw.json.xz, got {a.fit}")
     if a.tag and not all(ch.isalnum() or ch == "-" for ch in a.tag):
         ap.error(f"--tag {a.tag!r}: letters, digits and '-' only")
-    if a.calibration is not None and (a.fit is None or not a.calibration.is_file()):
-        ap.error(f"--calibration goes with --fit and takes a calibration file, got {a.calibration}")
+    if a.calibration is not None and ((a.fit is None and a.predict is None) or not a.calibration.is_file()):
+        ap.error(f"--calibration goes with --fit or --predict and takes a calibration file, got {a.calibration}")
+    if a.predict is not None and (a.fit is not None or a.calibration is None):
+        ap.error("--predict takes --calibration FILE and excludes --fit")
+    if a.predict is not None:
+        sys.exit(predicted(a.predict, a.calibration, a.config or configs(), a.mn, a.ks))
     sys.exit(fit(Path(a.fit), a.calibration) if a.fit is not None else main(a.config or configs(), a.mn, a.ks, a.tag))
