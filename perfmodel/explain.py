@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .model import Prediction
+from .model.predict import SCATTERED_STORE_RATIO
 from .model.terms import one_wave
 from .model import uncertainty as U
 
@@ -142,7 +143,10 @@ def render(p: Prediction) -> str:
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
     if p.lone_block_store_us > 0:
         why = ("one block per SM, nothing else runs while it stores" if p.occupancy.blocks_per_sm == 1 else
-               f"each lane its own sector, the {p.occupancy.blocks_per_sm} blocks of an SM store one after the other")
+               f"each lane its own sector, the {p.occupancy.blocks_per_sm} blocks of an SM store one after the other"
+               if p.c_store_ratio >= SCATTERED_STORE_RATIO else
+               f"lanes share the sectors they store ({p.c_store_ratio:.1f} sector bytes per byte of C), one block's burst a wave "
+               f"whatever the {p.occupancy.blocks_per_sm} blocks of an SM")
         L.append(f"  and every earlier wave's {p.lone_block_store_us:.2f} us in all: {why}")
     if p.k_slices > 1:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "

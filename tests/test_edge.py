@@ -132,7 +132,9 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     the same bodies' C stores counted as float4s, before docs/model.md "The edge bodies' C stores",
     the term took them at least a quarter closer), and the points that load float4 only (K = 1024 with edge, K =
     1024 and 1020 with inner4) do not move. Since a prefetched tile's lines wait behind the block's shared loads where
-    the load-use window applies (terms.data_stage_wait) the term no longer brings them closer: 6.3 against 6.1 %."""
+    the load-use window applies (terms.data_stage_wait) the term no longer brings them closer: 6.3 against 6.1 %; since
+    stores whose lanes share sectors pay one block's burst a round (predict.SHARED_SECTOR_RATIO; the edge bodies'
+    scalar stores bring some grids past it) 6.4 against 6.0 %, and 6.8 against 7.1 % without the data stage's wait."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -161,6 +163,6 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     monkeypatch.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
     without = errors()
     assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
-    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.7, 7.3)
-    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.3, 6.1)
+    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.8, 7.1)
+    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.4, 6.0)
     assert np.allclose(with_term["float4"], without["float4"])

@@ -629,7 +629,7 @@ class PredictionBatch:
     waves: WavesStage
     compute: ComputeStage
     store_cycles: np.ndarray  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
-    lone_store_cycles: np.ndarray  # the earlier waves' C stores where each SM holds one block (lone_block_store_cycles)
+    lone_store_cycles: np.ndarray  # the earlier waves' C stores that no other block hides (lone_block_store_cycles)
     prologue_cycles: np.ndarray  # each wave's first tile (nothing to overlap), all waves together
     edge_cycles: np.ndarray  # what the ragged edge's guarded body adds, all waves together
     reduce_s: np.ndarray  # split_k's second kernel, summing the partials (reduction_seconds; 0 for the others)
@@ -780,11 +780,15 @@ def last_wave_store_cycles(device: DeviceSpec, r: ResourceStage, t: TrafficStage
 
 
 SCATTERED_STORE_RATIO = 8.0  # sector bytes per byte of C where every lane of a warp's store writes its own sector
+# sector bytes per byte of C from which a grid's stores count as sharing their sectors among lanes (2: two lanes
+# a sector, 4: four): the midpoint between whole sectors (1) and the fewest lanes that share one (2)
+SHARED_SECTOR_RATIO = 1.5
 
 
 def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage) -> np.ndarray:
     """The C stores of every wave but the last that no other block on the SM hides: each SM's lone
-    block's, and, where every lane of a warp's store writes a sector of its own, every resident block's.
+    block's; where every lane of a warp's store writes a sector of its own, every resident block's; where
+    lanes share sectors, one block's (below).
 
     A warp leaves after its stores are accepted and done (Nsight Compute's `drain` stall, [ncu-guide]: a warp waits after
     EXIT for its memory instructions to complete before its resources are freed; `lg_throttle`: it waits to
@@ -794,8 +798,8 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage)
     (memory.store_bytes_per_clock_per_sm, measured for the generation), the same burst that
     last_wave_store_cycles charges the last wave (which adds the DRAM share when every SM stores at once).
     With two or more resident blocks a second block's stores drain beside the first's where they fill
-    sectors (whole, or two or four lanes a sector): the others compute meanwhile and the L2 and DRAM terms
-    carry the bytes. Where every lane writes its own sector (SCATTERED_STORE_RATIO: a warp's scalar store
+    sectors (whole, or two or four lanes a sector); whole sectors are then hidden (the others compute
+    meanwhile and the L2 and DRAM terms carry the bytes), shared ones cost one block's burst (below). Where every lane writes its own sector (SCATTERED_STORE_RATIO: a warp's scalar store
     touches 32 sectors; tiled_2d with tn >= 8, naive) they do not: the SM's store path takes the blocks'
     bursts one after the other, and each wave adds every resident block's. Without a measured store rate
     (other generations, datasheet figures) nothing is added, as there.
@@ -809,11 +813,26 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage)
     on the H200 whole sectors 2.4 k / 2.9 k, four lanes a sector 12.0 k / 13.5 k, a sector a lane 29.8 k /
     63.2 k (results/archive/store-burst-20261129-h200.txt): only a lane's own sectors add a second block's
     burst. Charging one block's burst with two or more blocks per SM whatever the stores was tried: the
-    small-K shape class went from +4.3 to -12.1 % bias."""
+    small-K shape class went from +4.3 to -12.1 % bias.
+
+    Where lanes share the sectors they store (SHARED_SECTOR_RATIO up to SCATTERED_STORE_RATIO sector bytes per
+    byte of C: float4 stores 32 B apart, scalar stores two or four lanes a sector), every wave but the last adds
+    one block's burst whatever the resident blocks: such a burst takes the SM's store path two to four times as
+    long per byte of C as whole sectors, and a second block's stores drain beside the first's. The
+    wait-and-store kernel exposes about one block's burst a wave with two blocks (H200: two sector bytes per
+    byte 6,795 against 6,427 cycles with one, four 13,504 against 11,987); tiled_2d_float4's default (two sector
+    bytes per byte, two blocks an SM) pays 2.3 us a round of blocks beyond the model without it, fitted at one, four
+    and sixteen rounds (results/20261202-071156-h200-ktile-rounds), one block's burst at the generation's rate, and
+    its warps stall on lg_throttle and drain 1.36 cycles an instruction at K = 64 against 0.16 at K = 512 (ncu,
+    results/archive/ncu-rounds-k64-20261202-h200.txt); over the small-K points of the two H100 shapes-all runs such
+    grids pay a median 0.15 of every resident block's burst, the two-block tiled_2d_float4 points at K = 64
+    0.51-0.54, one block's of two (benchmarks/store_share.py). Whole sectors add nothing: their median share there
+    is -0.01 over 30 points, and double_buffer's rounds stall 0.10 cycles an instruction on those two reasons."""
     own = device.memory.store_bytes_per_clock_per_sm
     if own is None:
         return np.zeros(len(r.bm))
-    exposed = np.where(w.resident == 1, 1.0, np.where(r.c_store_ratio >= SCATTERED_STORE_RATIO, w.resident, 0.0))
+    exposed = np.where(w.resident == 1, 1.0, np.where(r.c_store_ratio >= SCATTERED_STORE_RATIO, w.resident,
+                                                      np.where(r.c_store_ratio >= SHARED_SECTOR_RATIO, 1.0, 0.0)))
     return np.maximum(w.n_waves - 1, 0) * exposed * c_tile_sector_bytes(r) / own
 
 
@@ -1230,7 +1249,8 @@ class Prediction(_M):
     launch_source: str = ""  # "measured" (this generation, as validate times), "published" (back to back) or ""
     edge_blocks: int = 0  # blocks that run the guarded edge body (ragged shapes; catalogue.edge_blocks)
     last_wave_store_us: float = 0.0  # the last wave's C stores after its last k-tile (last_wave_store_cycles)
-    lone_block_store_us: float = 0.0  # the earlier waves' C stores where each SM holds one block (lone_block_store_cycles)
+    lone_block_store_us: float = 0.0  # the earlier waves' C stores that no other block hides (lone_block_store_cycles)
+    c_store_ratio: float = 1.0  # sector bytes the C stores move per byte of C, all blocks' (model.gstores, edge bodies included)
     k_slices: int = 1  # split_k: the grid's slices of K (catalogue.split_slices)
     dram_rate: float = 1.0  # the share of the DRAM stream rate its DRAM reads get (TrafficStage.dram_rate)
     dram_segment_bytes: float = 0.0  # the bytes of each A row one k-tile reads (bk x 4, at least a sector): that share's key
@@ -1388,7 +1408,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         launch_overhead_us=launch_overhead_us(device), launch_source=U.launch_source(device),
         edge_blocks=int(c.edge_blocks[k]),
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
-        lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6,
+        lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6, c_store_ratio=float(bt.resources.c_store_ratio[k]),
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
