@@ -216,6 +216,44 @@ def loop_lines(sass: str) -> Optional[list[str]]:
     return None if best is None else best[1]
 
 
+def store_reuse_writes(lines: list[str]) -> list[int]:
+    """Indices (among the instructions of nvdisasm lines) of those that write a register an earlier global store
+    (STG) of the lines reads, its data or its address: a write after read, which holds the writer on the long
+    scoreboard until the store, queued behind the SM's other stores, has read its registers."""
+    read: set[int] = set()
+    out = []
+    for i, (op, dst, src) in enumerate(_instructions(lines)):
+        if op.startswith("STG"):
+            read.update(src)
+        elif dst and read.intersection(dst):
+            out.append(i)
+    return out
+
+
+def epilogue_lines(sass: str) -> Optional[list[str]]:
+    """The lines of the kernel's own code (not the edge body) after its k-tile loop (loop_lines) up to its first
+    EXIT: the last k-tile's FFMAs where nvcc peeled them out of the loop, and the C stores; None without a loop."""
+    edge = edge_listing(sass)
+    own = (sass[:len(sass) - len(edge)] if edge else sass).splitlines()
+    body = loop_lines("\n".join(own))
+    if body is None:
+        return None
+    start = next(i for i in range(len(own)) if own[i:i + len(body)] == body) + len(body)
+    out = []
+    for ln in own[start:]:
+        out.append(ln)
+        if re.search(r"\bEXIT\b", ln):
+            break
+    return out
+
+
+def epilogue_store_reuse(sass: str) -> Optional[int]:
+    """How many instructions of the epilogue (epilogue_lines) write a register one of its C stores reads
+    (store_reuse_writes); None without a k-tile loop."""
+    lines = epilogue_lines(without_aux_kernels(sass))
+    return None if lines is None else len(store_reuse_writes(lines))
+
+
 def program_id(body: list[str]) -> str:
     """A loop program's id: a digest of its listing lines (the same loop, whatever sources built it)."""
     return hashlib.sha1("\n".join(body).encode()).hexdigest()[:16]
