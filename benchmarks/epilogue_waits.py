@@ -20,10 +20,12 @@ after. Per configuration:
 
 With --static POINTS.csv ... (`perfmodel accuracy RUN ... --points F`; a local toolchain): per kernel, the epilogue's
 store-reuse writes of the local build of each point's configuration (sass.epilogue_store_reuse), with the points'
-count and mean error (%) by K and by one or more blocks an SM (the class's points only with --class).
+count and mean error (%) by K and by one or more blocks an SM (the class's or kernel's points only with --class, --kernel); then, for the
+points of two or more blocks an SM and more than one round, by under 30 or 30 or more such writes and by the rounds
+of blocks an SM per k-tile of a block (ceil(waves) / ceil(K / bk): how much of the time the epilogues are).
 
     python3 benchmarks/epilogue_waits.py [--record JSON:LABEL,LABEL,LABEL ...]
-    python3 benchmarks/epilogue_waits.py --static POINTS.csv ... [--class small_k]"""
+    python3 benchmarks/epilogue_waits.py --static POINTS.csv ... [--class small_k] [--kernel double_buffer]"""
 import argparse
 import collections
 import csv
@@ -102,8 +104,9 @@ def reuse_of(kernel: str, config: str) -> "int | None":
     return sass.epilogue_store_reuse(r.stdout)
 
 
-def static(files: list[str], cls: "str | None") -> int:
-    rows = [r for f in files for r in csv.DictReader(open(f)) if cls is None or r["class"] == cls]
+def static(files: list[str], cls: "str | None" = None, kernel: "str | None" = None) -> int:
+    rows = [r for f in files for r in csv.DictReader(open(f))
+            if (cls is None or r["class"] == cls) and (kernel is None or r["kernel"] == kernel)]
     reuse = {}
     keys = sorted({(r["kernel"], r["config"]) for r in rows})
     for n, key in enumerate(keys, 1):
@@ -117,7 +120,27 @@ def static(files: list[str], cls: "str | None") -> int:
     print("|---|---:|---|---:|---:|---:|")
     for (kernel, n, one, K), errs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1, kv[0][2], kv[0][3])):
         print(f"| {kernel} | {n} | {one} | {K} | {len(errs)} | {sum(errs) / len(errs):+.1f} % |")
+    # where an epilogue's cost can show: two or more blocks an SM, more than one round; by rounds a k-tile
+    from perfmodel.catalogue import KernelConfig
+
+    by = collections.defaultdict(list)
+    for r in rows:
+        n = reuse[(r["kernel"], r["config"])]
+        if n is None or int(r["blocks_per_sm"]) < 2 or float(r["waves"]) <= 1.0:
+            continue
+        bk = KernelConfig.make(kernel=r["kernel"], **json.loads(r["config"])).bk
+        ratio = math.ceil(float(r["waves"]) - 1e-9) / math.ceil(int(r["K"]) / bk)
+        by[(r["kernel"], "30 or more" if n >= 30 else "under 30",
+            next(lab for top, lab in ROUND_BINS if ratio < top))].append(float(r["error_pct"]))
+    print("\n| kernel | store-reuse writes | rounds a k-tile | points | mean error | median |")
+    print("|---|---|---|---:|---:|---:|")
+    for (kernel, n, lab), errs in sorted(by.items()):
+        errs.sort()
+        print(f"| {kernel} | {n} | {lab} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {errs[len(errs) // 2]:+.1f} % |")
     return 0
+
+
+ROUND_BINS = ((0.05, "under 0.05"), (0.2, "0.05-0.2"), (math.inf, "0.2 or more"))  # rounds of blocks an SM a k-tile
 
 
 def main(argv=None) -> int:
@@ -126,9 +149,10 @@ def main(argv=None) -> int:
                     "configuration in its order, the label of its source page JSON-minus-.json-LABEL.csv.xz)")
     ap.add_argument("--static", nargs="+", metavar="POINTS.csv", help="points of `perfmodel accuracy --points`")
     ap.add_argument("--class", dest="cls", help="only the points of this shape class")
+    ap.add_argument("--kernel", help="only the points of this kernel")
     args = ap.parse_args(argv)
     if args.static:
-        return static(args.static, args.cls)
+        return static(args.static, args.cls, args.kernel)
     from ncu_stall_pcs import parse_source_page
 
     print("| M x N x K | configuration | us | rounds | share: prologue / loop / epilogue | long_sb: prologue / loop / "

@@ -92,3 +92,29 @@ def test_the_local_build_counts_what_ran():
     """nvcc here (13.0) builds the same epilogues as the binaries profiled on the H200."""
     assert [ew.reuse_of("double_buffer", c) for c in ('{"bm": 128, "bn": 128, "bk": 8, "tm": 16, "tn": 8}', "{}",
                                                       '{"bm": 64, "bn": 128, "bk": 8, "tm": 16, "tn": 8}')] == [78, 24, 90]
+
+
+def test_static_groups_points_by_reuse_and_rounds_a_k_tile(tmp_path, monkeypatch, capsys):
+    """--static's tables from a points file, the local build's counts stubbed (no toolchain needed): two or more
+    blocks an SM and more than one round, binned by rounds of blocks an SM per k-tile."""
+    import csv
+
+    cols = ["kernel", "config", "class", "K", "blocks_per_sm", "waves", "error_pct"]
+    pts = [("double_buffer", '{"bk": 8, "tm": 16}', "small_k", 64, 2, 15.5, 12.0),   # 16 rounds / 8 k-tiles
+           ("double_buffer", '{"bk": 8, "tm": 16}', "small_k", 64, 2, 15.5, 8.0),
+           ("double_buffer", '{"bk": 8}', "small_k", 64, 2, 15.5, 2.0),
+           ("double_buffer", '{"bk": 8}', "square", 4096, 2, 3.9, -3.0),            # 4 rounds / 512 k-tiles
+           ("double_buffer", '{"bk": 8}', "square", 4096, 1, 3.9, -9.0),            # one block an SM: left out
+           ("warp_tiled", "{}", "small_k", 64, 2, 15.5, 1.0)]
+    f = tmp_path / "points.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        w.writerows(pts)
+    monkeypatch.setattr(ew, "reuse_of", lambda kernel, config: 78 if "tm" in config else 24)
+    assert ew.main(["--static", str(f), "--kernel", "double_buffer"]) == 0
+    out = capsys.readouterr().out
+    assert "| double_buffer | 30 or more | 0.2 or more | 2 | +10.0 % |" in out
+    assert "| double_buffer | under 30 | 0.2 or more | 1 | +2.0 % |" in out
+    assert "| double_buffer | under 30 | under 0.05 | 1 | -3.0 % |" in out
+    assert "warp_tiled" not in out and "-9.0 % |" not in out.split("rounds a k-tile")[1]
