@@ -34,6 +34,7 @@ import lzma
 import math
 import sys
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -44,12 +45,16 @@ RECORDS = [f"{ARCHIVE / f'ncu-stall-pcs-20261202-h200-4096x{k}.json'}:{LABELS}" 
 ALL = "Warp Stall Sampling (All Samples)"
 
 
-def regions(rows: list[dict]) -> tuple[range, range, range]:
+def regions(rows: list[dict]) -> tuple[Optional[range], Optional[range], range]:
     """(prologue, loop, epilogue) index ranges of a source page: the loop is the run of the most executed
     instructions, the prologue the code before it, the epilogue everything after (the drain's samples land
-    past EXIT)."""
+    past EXIT). Where no loop runs more than once a warp (a block of one or two k-tiles: nvcc unrolls them), no
+    prologue and loop: the epilogue is then the code from the first executed global store on."""
     ex = [r.get("Instructions Executed") or 0 for r in rows]
     top = max(ex)
+    if top <= (ex[0] or 1.0):
+        first = next((i for i, r in enumerate(rows) if ex[i] and r["source"].strip().startswith("STG")), len(rows))
+        return None, None, range(first, len(rows))
     hot = [i for i, e in enumerate(ex) if e == top]
     return range(0, hot[0]), range(hot[0], hot[-1] + 1), range(hot[-1] + 1, len(rows))
 
@@ -64,21 +69,28 @@ def store_reuse(rows: list[dict], idx) -> list[int]:
 
 
 def analyse(rows: list[dict], ktiles: int) -> dict:
+    """Shares of the samples by region (None where regions finds no loop), the epilogue's excess over its k-tiles at
+    the loop's pace (None without a loop), and its store-reuse writes with the share of its long-scoreboard samples
+    that sit at them."""
     pro, loop, epi = regions(rows)
     total = sum(r.get(ALL) or 0 for r in rows) or 1.0
 
     def share(idx, key=ALL):
-        return sum(rows[i].get(key) or 0 for i in idx) / total
+        return None if idx is None else sum(rows[i].get(key) or 0 for i in idx) / total
 
     entries = rows[0].get("Instructions Executed") or 1.0  # the first instruction runs once a warp
-    loop_tiles = round(max(r.get("Instructions Executed") or 0 for r in rows) / entries)
+    loop_tiles = round(max(r.get("Instructions Executed") or 0 for r in rows) / entries) if loop else 0
     reuse = store_reuse(rows, epi)
-    one_tile = share(loop) / max(loop_tiles, 1)
+    excess = share(epi) - (ktiles - loop_tiles) * share(loop) / max(loop_tiles, 1) if loop else None
     return dict(prologue=share(pro), loop=share(loop), epilogue=share(epi), prologue_lsb=share(pro, "stall_long_sb"),
                 loop_lsb=share(loop, "stall_long_sb"), epilogue_lsb=share(epi, "stall_long_sb"),
                 epilogue_drain=share(epi, "stall_drain"), epilogue_lg=share(epi, "stall_lg"), loop_tiles=loop_tiles,
-                epilogue_tiles=ktiles - loop_tiles, excess=share(epi) - (ktiles - loop_tiles) * one_tile,
+                epilogue_tiles=ktiles - loop_tiles, excess=excess,
                 reuse=len(reuse), reuse_lsb=share(reuse, "stall_long_sb") / max(share(epi, "stall_long_sb"), 1e-12))
+
+
+def _f(x, spec=".3f") -> str:
+    return "-" if x is None else format(x, spec)
 
 
 def rounds_of(spec: str, M: int, N: int, K: int) -> int:
@@ -170,10 +182,11 @@ def main(argv=None) -> int:
             cfg = parse(spec)
             a = analyse(rows, math.ceil(K / cfg.bk))
             rounds = rounds_of(spec, M, N, K)
-            print(f"| {M} x {N} x {K} | {cfg.label()} | {c['us']:.1f} | {rounds} | {a['prologue']:.3f} / {a['loop']:.3f} / "
-                  f"{a['epilogue']:.3f} | {a['prologue_lsb']:.3f} / {a['loop_lsb']:.3f} / {a['epilogue_lsb']:.3f} | "
-                  f"{a['epilogue_drain']:.3f}, {a['epilogue_lg']:.3f} | {a['excess']:.3f}, "
-                  f"{a['excess'] * c['us'] / rounds:.2f} | {a['reuse']} ({a['reuse_lsb']:.2f}) |")
+            per_round = None if a["excess"] is None else a["excess"] * c["us"] / rounds
+            print(f"| {M} x {N} x {K} | {cfg.label()} | {c['us']:.1f} | {rounds} | {_f(a['prologue'])} / {_f(a['loop'])} / "
+                  f"{_f(a['epilogue'])} | {_f(a['prologue_lsb'])} / {_f(a['loop_lsb'])} / {_f(a['epilogue_lsb'])} | "
+                  f"{_f(a['epilogue_drain'])}, {_f(a['epilogue_lg'])} | {_f(a['excess'])}, "
+                  f"{_f(per_round, '.2f')} | {a['reuse']} ({a['reuse_lsb']:.2f}) |")
     return 0
 
 

@@ -118,3 +118,32 @@ def test_static_groups_points_by_reuse_and_rounds_a_k_tile(tmp_path, monkeypatch
     assert "| double_buffer | under 30 | 0.2 or more | 1 | +2.0 % |" in out
     assert "| double_buffer | under 30 | under 0.05 | 1 | -3.0 % |" in out
     assert "warp_tiled" not in out and "-9.0 % |" not in out.split("rounds a k-tile")[1]
+
+
+def test_other_tiles_and_kernels_wait_at_the_same_writes():
+    """The five recorded small-K configurations sampled at 8192 x 8192 x 64 (…-8192x64-reuse.*): the store-reuse
+    writes of the binaries that ran, the share of the epilogue's long-scoreboard samples at them, and double_buffer
+    32 x 256's epilogue beyond one k-tile over its 16 rounds; split_k's and the 32 x 64 x 32 tile's two unrolled
+    k-tiles leave no loop to pace against."""
+    import json
+    import lzma
+    import math
+
+    from ncu_choices import parse
+    from ncu_stall_pcs import parse_source_page
+
+    path = ew.ARCHIVE / "ncu-stall-pcs-20261202-h200-8192x64-reuse.json"
+    d = json.loads(path.read_text())
+    labels = ["split-k", "double-buffer-32x256-16x8", "double-buffer-32x64x32-contiguous", "warp-tiled-256x256x4",
+              "warp-tiled-256x256x8"]
+    got = []
+    for (spec, c), label in zip(d["configs"].items(), labels):
+        rows = parse_source_page(lzma.open(path.with_name(f"{path.stem}-{label}.csv.xz"), "rt").read())
+        got.append((ew.analyse(rows, math.ceil(64 / parse(spec).bk)), c["us"]))
+    assert [a["reuse"] for a, _ in got] == [22, 82, 39, 68, 130]
+    assert [round(a["reuse_lsb"], 2) for a, _ in got] == [1.0, 1.0, 1.0, 0.88, 0.08]
+    assert [a["excess"] is None for a, _ in got] == [True, False, True, False, False]
+    a, us = got[1]
+    assert round(a["excess"] * us / 16, 2) == 1.15
+    # the warp_tiled builds wait in their loops (local memory), not their epilogues
+    assert all(a["loop_lsb"] > 5 * a["epilogue_lsb"] for a, _ in got[3:])
