@@ -106,14 +106,11 @@ def rounds_of(spec: str, M: int, N: int, K: int) -> int:
 
 def reuse_of(kernel: str, config: str) -> "int | None":
     """sass.epilogue_store_reuse of the local build of a configuration (kernel, its JSON parameters)."""
-    import subprocess
-
     from perfmodel.catalogue import KernelConfig
-    from perfmodel.measure import build, sass
+    from perfmodel.measure import sass
 
-    cubin = build.compile_cubin(KernelConfig.make(kernel=kernel, **json.loads(config)), "9.0")
-    r = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, str(cubin)], capture_output=True, text=True, check=True)
-    return sass.epilogue_store_reuse(r.stdout)
+    listing = sass.listing_of(KernelConfig.make(kernel=kernel, **json.loads(config)), "9.0")
+    return None if listing is None else sass.epilogue_store_reuse(listing)
 
 
 def static(files: list[str], cls: "str | None" = None, kernel: "str | None" = None) -> int:
@@ -165,6 +162,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.static:
         return static(args.static, args.cls, args.kernel)
+    from ncu_choices import parse
     from ncu_stall_pcs import parse_source_page
 
     print("| M x N x K | configuration | us | rounds | share: prologue / loop / epilogue | long_sb: prologue / loop / "
@@ -178,7 +176,6 @@ def main(argv=None) -> int:
         for (spec, c), label in zip(d["configs"].items(), labels.split(",")):
             page = path.with_name(f"{path.stem}-{label}.csv.xz")
             rows = parse_source_page(lzma.open(page, "rt").read())
-            from ncu_choices import parse
             cfg = parse(spec)
             a = analyse(rows, math.ceil(K / cfg.bk))
             rounds = rounds_of(spec, M, N, K)

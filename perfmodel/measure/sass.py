@@ -230,11 +230,16 @@ def store_reuse_writes(lines: list[str]) -> list[int]:
     return out
 
 
+def own_code(sass: str) -> str:
+    """The kernel's own code of a listing: all of it but the out-of-line edge body (edge_listing)."""
+    edge = edge_listing(sass)
+    return sass[:len(sass) - len(edge)] if edge else sass
+
+
 def epilogue_lines(sass: str) -> Optional[list[str]]:
     """The lines of the kernel's own code (not the edge body) after its k-tile loop (loop_lines) up to its first
     EXIT: the last k-tile's FFMAs where nvcc peeled them out of the loop, and the C stores; None without a loop."""
-    edge = edge_listing(sass)
-    own = (sass[:len(sass) - len(edge)] if edge else sass).splitlines()
+    own = own_code(sass).splitlines()
     body = loop_lines("\n".join(own))
     if body is None:
         return None
@@ -377,7 +382,7 @@ def listing_facts(sass: str) -> dict:
     sections of AUX_KERNELS are left out."""
     sass = without_aux_kernels(sass)
     edge = edge_listing(sass)
-    opc = ops(sass[:len(sass) - len(edge)] if edge else sass)  # the kernel's own code
+    opc = ops(own_code(sass))
     path = main_path(opc)
     return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
                 ffma=sum(o.startswith("FFMA") for o in path), ldg=sum(o.startswith("LDG") for o in path),
@@ -404,6 +409,18 @@ def program_loop_counts(program: Optional[dict]) -> Optional[dict]:
     return dict(loop_ffma=cls.count("F"), loop_local_bytes=sum(4 * wide[i] for i, k in enumerate(cls) if k in "LK"))
 
 
+def listing_of(cfg: KernelConfig, compute_capability: str) -> Optional[str]:
+    """The SASS listing (nvdisasm, DISASM_ARGS) of the local build of cfg, or None where nvdisasm refuses
+    the binary (the nvdisasm wheels of 13.2 and newer refuse sm_50-sm_72). Needs a toolchain that builds
+    for the device (build.compile_cubin raises otherwise) and an nvdisasm (find_nvdisasm)."""
+    exe = find_nvdisasm()
+    if exe is None:
+        return None
+    cubin = build.compile_cubin(cfg, compute_capability)
+    r = subprocess.run([exe, *DISASM_ARGS, str(cubin)], capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
+
+
 def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     """{'prefetch': bool, 'ffma': n, 'ldg': n, 'lds': n, 'arch': ...} for the interior path, or None
     where no toolchain here builds for the device or no nvdisasm here reads its SASS. Cached on disk."""
@@ -416,11 +433,10 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
-    cubin = build.compile_cubin(cfg, compute_capability)
-    r = subprocess.run([exe, *DISASM_ARGS, str(cubin)], capture_output=True, text=True)
-    if r.returncode != 0:  # e.g. the nvdisasm wheels (13.2+) refuse sm_50-sm_72
+    listing = listing_of(cfg, compute_capability)
+    if listing is None:
         return None
-    facts = dict(listing_facts(r.stdout), arch=f"sm_{build.arch_of(compute_capability)}")
+    facts = dict(listing_facts(listing), arch=f"sm_{build.arch_of(compute_capability)}")
     write_json_atomic(cached, facts)
     return facts
 
