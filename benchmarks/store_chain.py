@@ -1,0 +1,196 @@
+"""What a warp pays when it overwrites the registers of a global store it just issued (GPU only for the
+timings; run from the repository root). Writes JSON to OUT and prints a table last.
+
+An SGEMM epilogue stores C from the accumulator registers, and nvcc often writes a register an earlier
+store (STG) reads before that store has left the SM: the write must wait until the store has read its
+registers (a write-after-read on the scoreboard), so the warp's next stores queue behind it
+(measure.sass.store_reuse_writes counts such writes). This microbenchmark times that wait alone.
+
+Every block waits a fixed number of SM cycles (a clock64 spin, no memory traffic), then each thread
+stores 32 float4 (512 contiguous bytes a warp a store, sectors whole) from a ring of D float4 registers:
+it stores all D, overwrites all D (one FADD a register: the write-after-read on each), and goes round
+32 / D times (`#pragma unroll 1`: the loop-carried registers keep the ring in the same registers).
+
+    D = 1    every store's registers are overwritten right after it: the warp's stores go one at a time
+    D = 0    one register set stored 32 times, never overwritten: the store burst alone (the control)
+
+(At D = 32 the loop runs once and nvcc rebuilds the values a few register sets at a time just before
+their stores, itself a chain: `--sass` shows what each build holds.)
+
+Dynamic shared memory holds the grid to 1 (or 2) blocks per SM; `waves` full waves of SMs x blocks run
+back to back. The same kernel without the stores gives the spin's time, so
+
+    exposed cycles per wave = (time with stores - time without) x SM clock / waves
+
+and (D = 1's - D = 0's) / 32 is what each store whose registers are overwritten at once adds to a
+warp's epilogue beyond the burst. Timed as validate times an SGEMM (L2 flushed before each repetition,
+median of the repetitions, the 10 % and 90 % quantiles beside it).
+
+    python3 benchmarks/store_chain.py OUT.json [--ring 1,2,4,8,16,32] [--warps 4,8] [--blocks 1,2]
+                                               [--spin 20000] [--waves 16]
+
+The builds' SASS, with this machine's nvcc and nvdisasm (no GPU): stores, writes that reuse a store's
+registers, registers a thread, per ring depth:
+
+    python3 benchmarks/store_chain.py --sass [--ring ...] [--arch sm_90]"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+STORES = 32  # float4 stores a thread
+SRC = r"""
+#ifndef RING
+#define RING 1
+#endif
+#if RING == 0
+#define SETS 1  // ring 0: one register set, stored 32 times and never overwritten
+#else
+#define SETS RING
+#endif
+extern "C" __global__ void chain(float4* c, long long spin, int store) {
+    extern __shared__ float hold[];  // only sizes the block's shared memory (blocks per SM)
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) { }
+    if (!store) return;
+    float4* p = c + (size_t)blockIdx.x * %(stores)d * blockDim.x + threadIdx.x;
+    float v = (float)threadIdx.x + hold[0] * 0.0f;
+    float4 r[SETS];
+    #pragma unroll
+    for (int j = 0; j < SETS; ++j) r[j] = make_float4(v + j, v + j + 0.25f, v + j + 0.5f, v + j + 0.75f);
+    #pragma unroll 1
+    for (int i = 0; i < %(stores)d / SETS; ++i) {
+        #pragma unroll
+        for (int j = 0; j < SETS; ++j) p[(i * SETS + j) * blockDim.x] = r[j];
+#if RING > 0
+        #pragma unroll
+        for (int j = 0; j < SETS; ++j) { r[j].x += 1.0f; r[j].y += 1.0f; r[j].z += 1.0f; r[j].w += 1.0f; }
+#endif
+    }
+}
+""" % dict(stores=STORES)
+
+
+def ints(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give positive integers")
+    return vals
+
+
+def depths(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
+    if not vals:
+        raise argparse.ArgumentTypeError(f"{text!r}: give ring depths")
+    return vals
+
+
+def sass_counts(ring: int, arch: str) -> dict:
+    """Build the kernel for one ring depth with this machine's nvcc and read its SASS: STG count, writes
+    that reuse a store's registers (sass.store_reuse_writes over the whole listing), registers a thread."""
+    import re
+    import subprocess
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from perfmodel.measure import sass, toolchain
+
+    nvcc, dis = toolchain.find_nvcc(), sass.find_nvdisasm()
+    if nvcc is None or dis is None:
+        raise SystemExit("store_chain.py --sass: needs nvcc and nvdisasm on this machine")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = Path(tmp) / "chain.cu", Path(tmp) / "chain.cubin"
+        src.write_text(SRC)
+        r = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-O3", f"-DRING={ring}", "-Xptxas", "-v", "-o", str(cubin), str(src)],
+                           capture_output=True, text=True, check=True)
+        regs = int(re.search(r"Used (\d+) registers", r.stderr).group(1))
+        listing = subprocess.run([dis, *sass.DISASM_ARGS, str(cubin)], capture_output=True, text=True, check=True).stdout
+    lines = listing.splitlines()
+    stg = sum(1 for op, _, _ in sass._instructions(lines) if op.startswith("STG"))
+    return dict(ring=ring, stg=stg, reuse_writes=len(sass.store_reuse_writes(lines)), registers=regs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="The cost of overwriting a global store's registers right after it (GPU machine).")
+    ap.add_argument("out", type=Path, nargs="?", help="JSON file to write (must not exist)")
+    ap.add_argument("--ring", type=depths, default=[0, 1, 2, 4, 8, 32], help="float4 register sets a thread stores from (divisors of 32; 0: one set, never overwritten)")
+    ap.add_argument("--warps", type=ints, default=[4, 8], help="warps a block")
+    ap.add_argument("--blocks", type=ints, default=[1, 2], help="blocks per SM (1 or 2)")
+    ap.add_argument("--spin", type=int, default=20000, help="SM cycles each block waits before its stores")
+    ap.add_argument("--waves", type=int, default=16, help="full waves per launch (default 16)")
+    ap.add_argument("--sass", action="store_true", help="only build each ring depth here and count its stores and reuse writes")
+    ap.add_argument("--arch", default="sm_90", help="the architecture --sass builds for (default sm_90)")
+    a = ap.parse_args()
+    if any(d < 0 or (d and STORES % d) for d in a.ring):
+        ap.error(f"--ring {a.ring}: each depth must divide {STORES}, or be 0")
+    if a.sass:
+        print("| ring depth | STG | writes reusing a store's registers | registers |")
+        print("|---:|---:|---:|---:|")
+        for d in a.ring:
+            c = sass_counts(d, a.arch)
+            print(f"| {d} | {c['stg']} | {c['reuse_writes']} | {c['registers']} |")
+        return 0
+    if a.out is None:
+        ap.error("give OUT (a JSON file to write), or --sass")
+    if a.out.exists():
+        ap.error(f"{a.out} exists; results are never overwritten")
+    if a.waves < 2:
+        ap.error(f"--waves {a.waves}: at least 2")
+    if any(b not in (1, 2) for b in a.blocks):
+        ap.error(f"--blocks {a.blocks}: 1 or 2 blocks per SM")
+    if any(w > 32 for w in a.warps):
+        ap.error(f"--warps {a.warps}: at most 32 warps a block")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from perfmodel.measure.gpu import Gpu
+    from perfmodel.measure.timing import do_bench, summarize
+
+    gpu = Gpu()
+    drv = gpu.drv
+    fns = {d: gpu.compiler.SourceModule(SRC, no_extern_c=True, options=["-O3", f"-DRING={d}"]).get_function("chain") for d in a.ring}
+    smem_per_sm = gpu.dev.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+    clock_mhz = gpu.dev.get_attribute(drv.device_attribute.CLOCK_RATE) / 1e3
+    sms = gpu.sm_count
+    buf = drv.mem_alloc(2 * a.waves * sms * max(a.warps) * 32 * STORES * 16)
+    rows = []
+    for b in a.blocks:
+        smem = (smem_per_sm // b) - 2048  # one block's share less the reserved kilobyte (and slack): b per SM
+        grid = a.waves * sms * b
+        for w in a.warps:
+            def run(d, store):
+                fn = fns[d]
+                fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
+                return lambda: fn(buf, np.int64(a.spin), np.int32(store), block=(32 * w, 1, 1), grid=(grid, 1, 1), shared=smem)
+            base = summarize(do_bench(run(a.ring[0], 0), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
+            for d in a.ring:
+                t = summarize(do_bench(run(d, 1), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
+                extra_us = (t["median_ms"] - base["median_ms"]) * 1e3
+                rows.append(dict(blocks_per_sm=b, warps=w, ring=d, spin_cycles=a.spin, waves=a.waves, grid=grid,
+                                 no_store_us=base["median_ms"] * 1e3, no_store_q10_us=base["q10_ms"] * 1e3,
+                                 no_store_q90_us=base["q90_ms"] * 1e3, store_us=t["median_ms"] * 1e3,
+                                 store_q10_us=t["q10_ms"] * 1e3, store_q90_us=t["q90_ms"] * 1e3,
+                                 exposed_cycles_per_wave=extra_us * clock_mhz / a.waves))
+                print(f"  {b} block(s)/SM, {w} warps, ring {d}: {t['median_ms'] * 1e3:.1f} us", file=sys.stderr, flush=True)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(dict(device=gpu.name, sm_count=sms, clock_MHz=clock_mhz, stores_per_thread=STORES, rows=rows), indent=1))
+    print(f"{gpu.name}, {sms} SMs, {clock_mhz:.0f} MHz; {STORES} float4 stores a thread, {a.waves} waves, spin {a.spin} cycles")
+    print("| blocks/SM | warps | ring depth | no stores (us) | with stores (us, q10-q90) | exposed cycles per wave | "
+          "beyond ring 0's, per store a warp |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        free = next((x for x in rows if x["blocks_per_sm"] == r["blocks_per_sm"] and x["warps"] == r["warps"] and x["ring"] == 0), None)
+        extra = "" if free is None else f"{(r['exposed_cycles_per_wave'] - free['exposed_cycles_per_wave']) / STORES:.1f}"
+        print(f"| {r['blocks_per_sm']} | {r['warps']} | {r['ring']} | {r['no_store_us']:.1f} | {r['store_us']:.1f} "
+              f"({r['store_q10_us']:.1f}-{r['store_q90_us']:.1f}) | {r['exposed_cycles_per_wave']:.0f} | {extra} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
