@@ -23,20 +23,26 @@ back to back. The same kernel without the stores gives the spin's time, so
     exposed cycles per wave = (time with stores - time without) x SM clock / waves
 
 and (D = 1's - D = 0's) / 32 is what each store whose registers are overwritten at once adds to a
-warp's epilogue beyond the burst. Timed as validate times an SGEMM (L2 flushed before each repetition,
-median of the repetitions, the 10 % and 90 % quantiles beside it).
+warp's epilogue beyond the burst. With --busy B, B more warps a block issue shared-memory loads (LDS.128)
+from the end of the spin until every store warp has issued its stores, as the warps of an SGEMM block
+still in its k-tile loop keep the SM's memory-instruction queue busy while another block stores C.
+Timed as validate times an SGEMM (L2 flushed before each repetition, median of the repetitions, the
+10 % and 90 % quantiles beside it).
 
-    python3 benchmarks/store_chain.py OUT.json [--ring 1,2,4,8,16,32] [--warps 4,8] [--blocks 1,2]
-                                               [--spin 20000] [--waves 16]
+    python3 benchmarks/store_chain.py OUT.json [--ring 0,1,2,4,8,32] [--warps 4,8] [--blocks 1,2]
+                                               [--busy B] [--spin 20000] [--waves 16]
+    python3 benchmarks/store_chain.py --table OUT.json      (the table of a recorded run, no GPU)
 
 The builds' SASS, with this machine's nvcc and nvdisasm (no GPU): stores, writes that reuse a store's
-registers, registers a thread, per ring depth:
+registers (over the whole listing, the busy warps' path included: compare each depth with ring 0's),
+registers a thread, per ring depth:
 
     python3 benchmarks/store_chain.py --sass [--ring ...] [--arch sm_90]"""
 import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -50,25 +56,45 @@ SRC = r"""
 #else
 #define SETS RING
 #endif
-extern "C" __global__ void chain(float4* c, long long spin, int store) {
-    extern __shared__ float hold[];  // only sizes the block's shared memory (blocks per SM)
+extern "C" __global__ void chain(float4* c, long long spin, int store, int store_warps) {
+    extern __shared__ float hold[];  // sizes the block's shared memory (blocks per SM); hold[0] counts finished store warps
+    __shared__ float4 lds_src[256];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) hold[0] = 0.0f;
+    if (threadIdx.x < 256) lds_src[threadIdx.x] = make_float4(0.f, 0.f, 0.f, 0.f);
+    __syncthreads();
     long long t0 = clock64();
     while (clock64() - t0 < spin) { }
     if (!store) return;
-    float4* p = c + (size_t)blockIdx.x * %(stores)d * blockDim.x + threadIdx.x;
-    float v = (float)threadIdx.x + hold[0] * 0.0f;
+    if (warp >= store_warps) {  // a busy warp: shared-memory loads until every store warp has issued its stores
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        volatile float* flag = hold;
+        int i = lane;
+        while (*flag < (float)store_warps) {
+            float4 x = lds_src[i & 255];
+            acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
+            i += 33;
+        }
+        if (acc.x + acc.y + acc.z + acc.w == 1.0f) c[0] = acc;  // never true: keeps the loads
+        return;
+    }
+    float4* p = c + (size_t)blockIdx.x * %(stores)d * store_warps * 32 + threadIdx.x;
+    const int stride = store_warps * 32;
+    float v = (float)threadIdx.x + hold[1] * 0.0f;
     float4 r[SETS];
     #pragma unroll
     for (int j = 0; j < SETS; ++j) r[j] = make_float4(v + j, v + j + 0.25f, v + j + 0.5f, v + j + 0.75f);
     #pragma unroll 1
     for (int i = 0; i < %(stores)d / SETS; ++i) {
         #pragma unroll
-        for (int j = 0; j < SETS; ++j) p[(i * SETS + j) * blockDim.x] = r[j];
+        for (int j = 0; j < SETS; ++j) p[(i * SETS + j) * stride] = r[j];
 #if RING > 0
         #pragma unroll
         for (int j = 0; j < SETS; ++j) { r[j].x += 1.0f; r[j].y += 1.0f; r[j].z += 1.0f; r[j].w += 1.0f; }
 #endif
     }
+    __syncwarp();
+    if (lane == 0) atomicAdd(hold, 1.0f);
 }
 """ % dict(stores=STORES)
 
@@ -118,6 +144,30 @@ def sass_counts(ring: int, arch: str) -> dict:
     return dict(ring=ring, stg=stg, reuse_writes=len(sass.store_reuse_writes(lines)), registers=regs)
 
 
+def extra_per_store(rows: list[dict]) -> list[Optional[float]]:
+    """Per row, its exposed cycles a wave beyond those of ring 0 (the same blocks an SM, store and busy
+    warps) over the stores a thread makes: what each store of a warp adds; None without that control."""
+    out = []
+    for r in rows:
+        key = (r["blocks_per_sm"], r["warps"], r.get("busy_warps", 0))
+        free = next((x for x in rows if (x["blocks_per_sm"], x["warps"], x.get("busy_warps", 0)) == key and x["ring"] == 0), None)
+        out.append(None if free is None else (r["exposed_cycles_per_wave"] - free["exposed_cycles_per_wave"]) / STORES)
+    return out
+
+
+def table(d: dict) -> None:
+    rows = d["rows"]
+    print(f"{d['device']}, {d['sm_count']} SMs, {d['clock_MHz']:.0f} MHz; {d['stores_per_thread']} float4 stores a thread, "
+          f"{rows[0]['waves']} waves, spin {rows[0]['spin_cycles']} cycles")
+    print("| blocks/SM | store warps | busy warps | ring depth | no stores (us) | with stores (us, q10-q90) | "
+          "exposed cycles per wave | beyond ring 0's, per store a warp |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r, extra in zip(rows, extra_per_store(rows)):
+        print(f"| {r['blocks_per_sm']} | {r['warps']} | {r.get('busy_warps', 0)} | {r['ring']} | {r['no_store_us']:.1f} | "
+              f"{r['store_us']:.1f} ({r['store_q10_us']:.1f}-{r['store_q90_us']:.1f}) | {r['exposed_cycles_per_wave']:.0f} | "
+              f"{'' if extra is None else f'{extra:.1f}'} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="The cost of overwriting a global store's registers right after it (GPU machine).")
     ap.add_argument("out", type=Path, nargs="?", help="JSON file to write (must not exist)")
@@ -126,18 +176,27 @@ def main() -> int:
     ap.add_argument("--blocks", type=ints, default=[1, 2], help="blocks per SM (1 or 2)")
     ap.add_argument("--spin", type=int, default=20000, help="SM cycles each block waits before its stores")
     ap.add_argument("--waves", type=int, default=16, help="full waves per launch (default 16)")
+    ap.add_argument("--busy", type=int, default=0, help="warps a block that issue shared-memory loads while the others store (default 0)")
+    ap.add_argument("--table", type=Path, metavar="JSON", help="only print the table of a recorded run (no GPU)")
     ap.add_argument("--sass", action="store_true", help="only build each ring depth here and count its stores and reuse writes")
     ap.add_argument("--arch", default="sm_90", help="the architecture --sass builds for (default sm_90)")
     a = ap.parse_args()
     if any(d < 0 or (d and STORES % d) for d in a.ring):
         ap.error(f"--ring {a.ring}: each depth must divide {STORES}, or be 0")
     if a.sass:
-        print("| ring depth | STG | writes reusing a store's registers | registers |")
+        print("| ring depth | STG | writes reusing a store's registers (whole listing) | registers |")
         print("|---:|---:|---:|---:|")
         for d in a.ring:
             c = sass_counts(d, a.arch)
             print(f"| {d} | {c['stg']} | {c['reuse_writes']} | {c['registers']} |")
         return 0
+    if a.table:
+        if not a.table.exists():
+            ap.error(f"--table {a.table}: no such file")
+        table(json.loads(a.table.read_text()))
+        return 0
+    if a.busy < 0:
+        ap.error(f"--busy {a.busy}: 0 or more warps")
     if a.out is None:
         ap.error("give OUT (a JSON file to write), or --sass")
     if a.out.exists():
@@ -146,8 +205,8 @@ def main() -> int:
         ap.error(f"--waves {a.waves}: at least 2")
     if any(b not in (1, 2) for b in a.blocks):
         ap.error(f"--blocks {a.blocks}: 1 or 2 blocks per SM")
-    if any(w > 32 for w in a.warps):
-        ap.error(f"--warps {a.warps}: at most 32 warps a block")
+    if any(w + a.busy > 32 for w in a.warps):
+        ap.error(f"--warps {a.warps} with --busy {a.busy}: at most 32 warps a block in all")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from perfmodel.measure.gpu import Gpu
     from perfmodel.measure.timing import do_bench, summarize
@@ -167,28 +226,22 @@ def main() -> int:
             def run(d, store):
                 fn = fns[d]
                 fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
-                return lambda: fn(buf, np.int64(a.spin), np.int32(store), block=(32 * w, 1, 1), grid=(grid, 1, 1), shared=smem)
+                return lambda: fn(buf, np.int64(a.spin), np.int32(store), np.int32(w), block=(32 * (w + a.busy), 1, 1),
+                                  grid=(grid, 1, 1), shared=smem)
             base = summarize(do_bench(run(a.ring[0], 0), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
             for d in a.ring:
                 t = summarize(do_bench(run(d, 1), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
                 extra_us = (t["median_ms"] - base["median_ms"]) * 1e3
-                rows.append(dict(blocks_per_sm=b, warps=w, ring=d, spin_cycles=a.spin, waves=a.waves, grid=grid,
+                rows.append(dict(blocks_per_sm=b, warps=w, busy_warps=a.busy, ring=d, spin_cycles=a.spin, waves=a.waves, grid=grid,
                                  no_store_us=base["median_ms"] * 1e3, no_store_q10_us=base["q10_ms"] * 1e3,
                                  no_store_q90_us=base["q90_ms"] * 1e3, store_us=t["median_ms"] * 1e3,
                                  store_q10_us=t["q10_ms"] * 1e3, store_q90_us=t["q90_ms"] * 1e3,
                                  exposed_cycles_per_wave=extra_us * clock_mhz / a.waves))
                 print(f"  {b} block(s)/SM, {w} warps, ring {d}: {t['median_ms'] * 1e3:.1f} us", file=sys.stderr, flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(dict(device=gpu.name, sm_count=sms, clock_MHz=clock_mhz, stores_per_thread=STORES, rows=rows), indent=1))
-    print(f"{gpu.name}, {sms} SMs, {clock_mhz:.0f} MHz; {STORES} float4 stores a thread, {a.waves} waves, spin {a.spin} cycles")
-    print("| blocks/SM | warps | ring depth | no stores (us) | with stores (us, q10-q90) | exposed cycles per wave | "
-          "beyond ring 0's, per store a warp |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        free = next((x for x in rows if x["blocks_per_sm"] == r["blocks_per_sm"] and x["warps"] == r["warps"] and x["ring"] == 0), None)
-        extra = "" if free is None else f"{(r['exposed_cycles_per_wave'] - free['exposed_cycles_per_wave']) / STORES:.1f}"
-        print(f"| {r['blocks_per_sm']} | {r['warps']} | {r['ring']} | {r['no_store_us']:.1f} | {r['store_us']:.1f} "
-              f"({r['store_q10_us']:.1f}-{r['store_q90_us']:.1f}) | {r['exposed_cycles_per_wave']:.0f} | {extra} |")
+    a.out.write_text(json.dumps(dict(device=gpu.name, sm_count=sms, clock_MHz=clock_mhz, stores_per_thread=STORES,
+                                     spin_cycles=a.spin, waves=a.waves, source=SRC, rows=rows), indent=1))
+    table(json.loads(a.out.read_text()))
     return 0
 
 
