@@ -23,14 +23,15 @@ back to back. The same kernel without the stores gives the spin's time, so
     exposed cycles per wave = (time with stores - time without) x SM clock / waves
 
 and (D = 1's - D = 0's) / 32 is what each store whose registers are overwritten at once adds to a
-warp's epilogue beyond the burst. With --busy B, B more warps a block issue shared-memory loads (LDS.128)
-from the end of the spin until every store warp has issued its stores, as the warps of an SGEMM block
+warp's epilogue beyond the burst. With --busy B, B more warps a block issue shared-memory loads (LDS.128;
+with --busy-load global, four coalesced LDG.128 an iteration from a 1 MiB buffer the L2 holds) from the
+end of the spin until every store warp has issued its stores, as the warps of an SGEMM block
 still in its k-tile loop keep the SM's memory-instruction queue busy while another block stores C.
 Timed as validate times an SGEMM (L2 flushed before each repetition, median of the repetitions, the
 10 % and 90 % quantiles beside it).
 
     python3 benchmarks/store_chain.py OUT.json [--ring 0,1,2,4,8,32] [--warps 4,8] [--blocks 1,2]
-                                               [--busy B] [--spin 20000] [--waves 16]
+                                               [--busy B [--busy-load global]] [--spin 20000] [--waves 16]
     python3 benchmarks/store_chain.py --table OUT.json      (the table of a recorded run, no GPU)
 
 The builds' SASS, with this machine's nvcc and nvdisasm (no GPU): stores, writes that reuse a store's
@@ -56,7 +57,10 @@ SRC = r"""
 #else
 #define SETS RING
 #endif
-extern "C" __global__ void chain(float4* c, long long spin, int store, int store_warps) {
+#ifndef BUSY_GLOBAL
+#define BUSY_GLOBAL 0
+#endif
+extern "C" __global__ void chain(float4* c, long long spin, int store, int store_warps, const float4* __restrict__ src) {
     extern __shared__ float hold[];  // sizes the block's shared memory (blocks per SM); hold[0] counts finished store warps
     __shared__ float4 lds_src[256];
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
@@ -71,8 +75,17 @@ extern "C" __global__ void chain(float4* c, long long spin, int store, int store
         volatile float* flag = hold;
         int i = lane;
         while (*flag < (float)store_warps) {
+#if BUSY_GLOBAL  // four coalesced float4 loads a lane from a 1 MiB buffer (L2-resident), 512 B a warp each
+            const int base = ((blockIdx.x * 32 + warp) * 128 + (i & ~31) * 4) & 65535;
+            #pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                float4 x = src[(base + u * 32 + lane) & 65535];
+                acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
+            }
+#else
             float4 x = lds_src[i & 255];
             acc.x += x.x; acc.y += x.y; acc.z += x.z; acc.w += x.w;
+#endif
             i += 33;
         }
         if (acc.x + acc.y + acc.z + acc.w == 1.0f) c[0] = acc;  // never true: keeps the loads
@@ -149,8 +162,9 @@ def extra_per_store(rows: list[dict]) -> list[Optional[float]]:
     warps) over the stores a thread makes: what each store of a warp adds; None without that control."""
     out = []
     for r in rows:
-        key = (r["blocks_per_sm"], r["warps"], r.get("busy_warps", 0))
-        free = next((x for x in rows if (x["blocks_per_sm"], x["warps"], x.get("busy_warps", 0)) == key and x["ring"] == 0), None)
+        key = (r["blocks_per_sm"], r["warps"], r.get("busy_warps", 0), r.get("busy_load"))
+        free = next((x for x in rows if (x["blocks_per_sm"], x["warps"], x.get("busy_warps", 0), x.get("busy_load")) == key
+                     and x["ring"] == 0), None)
         out.append(None if free is None else (r["exposed_cycles_per_wave"] - free["exposed_cycles_per_wave"]) / STORES)
     return out
 
@@ -163,7 +177,8 @@ def table(d: dict) -> None:
           "exposed cycles per wave | beyond ring 0's, per store a warp |")
     print("|---|---|---|---|---|---|---|---|")
     for r, extra in zip(rows, extra_per_store(rows)):
-        print(f"| {r['blocks_per_sm']} | {r['warps']} | {r.get('busy_warps', 0)} | {r['ring']} | {r['no_store_us']:.1f} | "
+        busy = f"{r.get('busy_warps', 0)}" + (f" ({r['busy_load']})" if r.get("busy_load") else "")
+        print(f"| {r['blocks_per_sm']} | {r['warps']} | {busy} | {r['ring']} | {r['no_store_us']:.1f} | "
               f"{r['store_us']:.1f} ({r['store_q10_us']:.1f}-{r['store_q90_us']:.1f}) | {r['exposed_cycles_per_wave']:.0f} | "
               f"{'' if extra is None else f'{extra:.1f}'} |")
 
@@ -177,6 +192,8 @@ def main() -> int:
     ap.add_argument("--spin", type=int, default=20000, help="SM cycles each block waits before its stores")
     ap.add_argument("--waves", type=int, default=16, help="full waves per launch (default 16)")
     ap.add_argument("--busy", type=int, default=0, help="warps a block that issue shared-memory loads while the others store (default 0)")
+    ap.add_argument("--busy-load", choices=("shared", "global"), default="shared",
+                    help="what the busy warps load: shared memory (LDS.128) or a 1 MiB global buffer (LDG.128, L2-resident)")
     ap.add_argument("--table", type=Path, metavar="JSON", help="only print the table of a recorded run (no GPU)")
     ap.add_argument("--sass", action="store_true", help="only build each ring depth here and count its stores and reuse writes")
     ap.add_argument("--arch", default="sm_90", help="the architecture --sass builds for (default sm_90)")
@@ -213,7 +230,11 @@ def main() -> int:
 
     gpu = Gpu()
     drv = gpu.drv
-    fns = {d: gpu.compiler.SourceModule(SRC, no_extern_c=True, options=["-O3", f"-DRING={d}"]).get_function("chain") for d in a.ring}
+    busy_global = int(a.busy_load == "global")
+    fns = {d: gpu.compiler.SourceModule(SRC, no_extern_c=True, options=["-O3", f"-DRING={d}", f"-DBUSY_GLOBAL={busy_global}"]).get_function("chain")
+           for d in a.ring}
+    src = drv.mem_alloc(65536 * 16)
+    drv.memset_d32(src, 0, 65536 * 4)
     smem_per_sm = gpu.dev.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
     clock_mhz = gpu.dev.get_attribute(drv.device_attribute.CLOCK_RATE) / 1e3
     sms = gpu.sm_count
@@ -227,13 +248,13 @@ def main() -> int:
             def run(d, store):
                 fn = fns[d]
                 fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem - static)
-                return lambda: fn(buf, np.int64(a.spin), np.int32(store), np.int32(w), block=(32 * (w + a.busy), 1, 1),
+                return lambda: fn(buf, np.int64(a.spin), np.int32(store), np.int32(w), src, block=(32 * (w + a.busy), 1, 1),
                                   grid=(grid, 1, 1), shared=smem - static)
             base = summarize(do_bench(run(a.ring[0], 0), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
             for d in a.ring:
                 t = summarize(do_bench(run(d, 1), gpu.flush, gpu.event, gpu.sync, 10.0, 60.0)[0])
                 extra_us = (t["median_ms"] - base["median_ms"]) * 1e3
-                rows.append(dict(blocks_per_sm=b, warps=w, busy_warps=a.busy, ring=d, spin_cycles=a.spin, waves=a.waves, grid=grid,
+                rows.append(dict(blocks_per_sm=b, warps=w, busy_warps=a.busy, busy_load=a.busy_load if a.busy else None, ring=d, spin_cycles=a.spin, waves=a.waves, grid=grid,
                                  no_store_us=base["median_ms"] * 1e3, no_store_q10_us=base["q10_ms"] * 1e3,
                                  no_store_q90_us=base["q90_ms"] * 1e3, store_us=t["median_ms"] * 1e3,
                                  store_q10_us=t["q10_ms"] * 1e3, store_q90_us=t["q90_ms"] * 1e3,
