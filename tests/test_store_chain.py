@@ -14,7 +14,7 @@ import store_chain  # noqa: E402
 
 def _extra(name: str) -> dict:
     rows = json.loads((ARCHIVE / f"{name}.json").read_text())["rows"]
-    return {(r["blocks_per_sm"], r["warps"], r.get("busy_warps", 0), r["ring"]): e
+    return {(r["blocks_per_sm"], r["warps"], r.get("busy_warps", 0), r["ring"]) + ((r["busy_load"],) if r.get("busy_load") else ()): e
             for r, e in zip(rows, store_chain.extra_per_store(rows))}
 
 
@@ -32,6 +32,9 @@ def test_a_lone_warp_pays_for_its_chain_four_warps_do_not():
     four = [_extra("store-chain-20261202-h200")[(1, 4, 0, 1)], busy[(1, 4, 4, 1)],
             _extra("store-chain-20261202-h200-busy12-w4")[(1, 4, 12, 1)], _extra("store-chain-20261202-h200-busy0-w4-8")[(1, 4, 0, 1)]]
     assert [round(x, 1) for x in four] == [0.2, -3.6, 0.4, 2.8]
+    beside_loads = [_extra("store-chain-20261202-h200-global4-w4-8")[(1, 4, 4, 1, "global")],
+                    _extra("store-chain-20261202-h200-global12-w4")[(1, 4, 12, 1, "global")]]
+    assert [round(x, 1) for x in beside_loads] == [2.4, 0.0]
 
 
 def test_table_and_bad_input():
