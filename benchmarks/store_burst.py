@@ -79,13 +79,14 @@ PATTERNS = {"f4_rows": (0, 1.0), "f1_rows": (1, 1.0), "f4_gap32": (2, 2.0), "f1_
 TILE_BYTES = 128 * 128 * 4
 
 
-def ints(text: str) -> list[int]:
+def ints(text: str, least: int = 1) -> list[int]:
+    """A comma-separated list of integers of at least `least` (an argparse type)."""
     try:
         vals = [int(x) for x in text.split(",") if x]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
-    if not vals or min(vals) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give positive integers")
+    if not vals or min(vals) < least:
+        raise argparse.ArgumentTypeError(f"{text!r}: give integers of at least {least}")
     return vals
 
 

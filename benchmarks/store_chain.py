@@ -47,6 +47,9 @@ from typing import Optional
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from store_burst import ints  # noqa: E402
+
 STORES = 32  # float4 stores a thread
 SRC = r"""
 #ifndef RING
@@ -112,24 +115,8 @@ extern "C" __global__ void chain(float4* c, long long spin, int store, int store
 """ % dict(stores=STORES)
 
 
-def ints(text: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
-    if not vals or min(vals) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give positive integers")
-    return vals
-
-
 def depths(text: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
-    if not vals:
-        raise argparse.ArgumentTypeError(f"{text!r}: give ring depths")
-    return vals
+    return ints(text, least=0)
 
 
 def sass_counts(ring: int, arch: str) -> dict:
