@@ -90,6 +90,16 @@ def ints(text: str, least: int = 1) -> list[int]:
     return vals
 
 
+def check_run_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """The checks a timed run's arguments share with store_chain.py: a new OUT, two or more waves, 1 or 2 blocks an SM."""
+    if a.out.exists():
+        ap.error(f"{a.out} exists; results are never overwritten")
+    if a.waves < 2:
+        ap.error(f"--waves {a.waves}: at least 2")
+    if any(b not in (1, 2) for b in a.blocks):
+        ap.error(f"--blocks {a.blocks}: 1 or 2 blocks per SM")
+
+
 def ncu_table(files: list[Path]) -> int:
     import lzma
     import math
@@ -135,12 +145,7 @@ def main() -> int:
     ap.add_argument("--waves", type=int, default=16, help="full waves per launch (default 16)")
     ap.add_argument("--blocks", type=ints, default=[1, 2], help="blocks per SM (1 or 2)")
     a = ap.parse_args()
-    if a.out.exists():
-        ap.error(f"{a.out} exists; results are never overwritten")
-    if a.waves < 2:
-        ap.error(f"--waves {a.waves}: at least 2")
-    if any(b not in (1, 2) for b in a.blocks):
-        ap.error(f"--blocks {a.blocks}: 1 or 2 blocks per SM")
+    check_run_args(ap, a)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from perfmodel.measure.gpu import Gpu
     from perfmodel.measure.timing import do_bench, summarize

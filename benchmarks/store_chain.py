@@ -48,7 +48,7 @@ from typing import Optional
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from store_burst import ints  # noqa: E402
+from store_burst import check_run_args, ints  # noqa: E402
 
 STORES = 32  # float4 stores a thread
 SRC = r"""
@@ -203,12 +203,7 @@ def main() -> int:
         ap.error(f"--busy {a.busy}: 0 or more warps")
     if a.out is None:
         ap.error("give OUT (a JSON file to write), or --sass")
-    if a.out.exists():
-        ap.error(f"{a.out} exists; results are never overwritten")
-    if a.waves < 2:
-        ap.error(f"--waves {a.waves}: at least 2")
-    if any(b not in (1, 2) for b in a.blocks):
-        ap.error(f"--blocks {a.blocks}: 1 or 2 blocks per SM")
+    check_run_args(ap, a)
     if any(w + a.busy > 32 for w in a.warps):
         ap.error(f"--warps {a.warps} with --busy {a.busy}: at most 32 warps a block in all")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
