@@ -300,11 +300,15 @@ def loop_program(sass: str) -> Optional[dict]:
     return prog
 
 
-def _stall_counts(body: list[str]) -> Optional[list[int]]:
-    """Per instruction of a `nvdisasm -hex` loop body, the stall count of its control code: the cycles
-    the scheduler holds the warp before its next instruction (bits 41-44 of the instruction's high
-    word, the word nvdisasm -hex prints on the line after it; Volta and newer). None for a listing
-    without the words."""
+def control_codes(body: list[str]) -> Optional[list[dict]]:
+    """Per instruction of a `nvdisasm -hex` listing's lines, the fields of its control code (the high word,
+    which nvdisasm -hex prints on the line after the instruction; Volta and newer, bits 41-61): `stall`, the
+    cycles the scheduler holds the warp before its next instruction (41-44); `write`, the scoreboard
+    (0-5) a variable-latency instruction releases when its result is written, 7 for none (46-48);
+    `read`, the one it releases once its source registers are read (49-51); `wait`, the mask of
+    scoreboards the instruction waits for before it issues (52-57). A wait holds the warp until every
+    instruction still pending on those scoreboards is done, not only the producer of its operands.
+    None for a listing without the words."""
     out = []
     for i, line in enumerate(body):
         if not _INSTRUCTION.search(line):
@@ -312,8 +316,17 @@ def _stall_counts(body: list[str]) -> Optional[list[int]]:
         m = _HEX_WORD.match(body[i + 1]) if i + 1 < len(body) else None
         if m is None:
             return None
-        out.append((int(m.group(1), 16) >> 41) & 0xF)
+        c = int(m.group(1), 16) >> 41
+        out.append(dict(stall=c & 0xF, write=(c >> 5) & 7, read=(c >> 8) & 7, wait=(c >> 11) & 0x3F))
     return out
+
+
+def _stall_counts(body: list[str]) -> Optional[list[int]]:
+    """Per instruction of a `nvdisasm -hex` loop body, the stall count of its control code (control_codes):
+    the cycles the scheduler holds the warp before its next instruction. None for a listing without the
+    words."""
+    codes = control_codes(body)
+    return None if codes is None else [c["stall"] for c in codes]
 
 
 def prefetch_effective(opcodes: list[str]) -> bool:

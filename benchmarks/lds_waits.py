@@ -1,0 +1,150 @@
+"""Shared loads waited for soon after they issue: where a k-tile loop's warps wait on the short scoreboard (CPU,
+with a local toolchain; reads records of benchmarks/ncu_stall_pcs.py).
+
+A warp issues in order. An instruction whose control code waits on a scoreboard (sass.control_codes) holds the warp
+until every instruction pending on it is done. A *tight wait* is such a wait whose latest producer on that
+scoreboard is a shared load (LDS) with fewer than F FFMAs (default 4) between the two: the warp waits about a shared
+load's latency there unless another warp of its scheduler issues meanwhile. nvcc places them where registers are
+short; the model's replay (model.schedule) sees each of them as the operand's producer, at the shared latency.
+
+    python3 benchmarks/lds_waits.py SPEC ...                   per configuration (kernel:key=value,...), the local
+                                                               build's k-tile loop: instructions, FFMAs, waits on a
+                                                               shared load, tight ones, and where they sit
+    python3 benchmarks/lds_waits.py --record JSON[:LABEL,...]   a ncu_stall_pcs.py record (its JSON and, beside it,
+                                                               the source pages cfgN-source.csv[.xz] or the LABELs'
+                                                               `<stem>-<LABEL>.csv.xz`): per configuration the loop's
+                                                               samples, short-scoreboard samples, and the share of
+                                                               each at its tight waits"""
+import argparse
+import json
+import lzma
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+ALL = "Warp Stall Sampling (All Samples)"
+SHORT = "stall_short_scoreboard"
+
+
+def _opcode(text: str) -> str:
+    return re.sub(r"^@!?U?P\w+\s+", "", text.strip()).split(" ")[0]
+
+
+def loop_texts(body: list[str]) -> list[str]:
+    """The instruction texts of nvdisasm lines (opcode and operands, no address, no predicate dropped)."""
+    from perfmodel.measure.sass import _INSTRUCTION
+
+    out = []
+    for line in body:
+        m = _INSTRUCTION.search(line)
+        if m:
+            out.append(" ".join(((m.group(1) or "") + m.group(2) + " " + m.group(3)).split()))
+    return out
+
+
+def tight_waits(texts: list[str], codes: list[dict], ffmas: int = 4) -> dict:
+    """Per loop (steady state: the second pass, producers from the first counted): the waits on a scoreboard
+    whose latest producer is a shared load, and the tight ones among them (fewer than `ffmas` FFMAs between),
+    by instruction index: {index: FFMAs between}."""
+    n = len(texts)
+    last: dict[int, int] = {}
+    lds, tight = {}, {}
+    for j in range(2 * n):
+        i = j % n
+        for b in range(6):
+            if codes[i]["wait"] >> b & 1 and b in last and j >= n:
+                k = last[b]
+                if _opcode(texts[k % n]).startswith("LDS"):
+                    f = sum(_opcode(texts[t % n]).startswith("FFMA") for t in range(k + 1, j))
+                    lds[i] = min(lds.get(i, f), f)
+                    if f < ffmas:
+                        tight[i] = lds[i]
+        if codes[i]["write"] != 7:
+            last[codes[i]["write"]] = j
+    return dict(lds=lds, tight=tight)
+
+
+def local_loop(spec: str):
+    """(texts, control codes) of the local build's k-tile loop for a kernel:key=value spec."""
+    from ncu_choices import parse
+    from perfmodel.measure import sass
+
+    listing = sass.listing_of(parse(spec), "9.0")
+    body = sass.loop_lines(sass.own_code(listing))
+    return loop_texts(body), sass.control_codes(body)
+
+
+def static(specs: list[str], ffmas: int) -> int:
+    print(f"| configuration | loop instructions | FFMAs | waits on a shared load | tight (< {ffmas} FFMAs after it) |")
+    print("|---|---:|---:|---:|---:|")
+    for s in specs:
+        texts, codes = local_loop(s)
+        w = tight_waits(texts, codes, ffmas)
+        nf = sum(_opcode(t).startswith("FFMA") for t in texts)
+        print(f"| {s} | {len(texts)} | {nf} | {len(w['lds'])} | {len(w['tight'])} |")
+    return 0
+
+
+def _source_rows(path: Path) -> list[dict]:
+    from ncu_stall_pcs import parse_source_page
+
+    text = lzma.open(path, "rt").read() if path.suffix == ".xz" else path.read_text()
+    return parse_source_page(text)
+
+
+def record(arg: str, ffmas: int) -> int:
+    from epilogue_waits import regions
+
+    path, _, labels = arg.partition(":")
+    js = json.loads(Path(path).read_text())
+    base = Path(path)
+    names = labels.split(",") if labels else []
+    print(f"| configuration | us | loop samples | short scoreboard in the loop | tight waits | their share of the loop's samples | of its short scoreboard |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for i, (spec, v) in enumerate(js["configs"].items()):
+        cands = ([base.with_name(f"{base.stem}-{names[i]}.csv.xz")] if i < len(names) else []) + \
+                [base.with_name(f"cfg{i}-source.csv"), base.with_name(f"cfg{i}-source.csv.xz")]
+        src = next((c for c in cands if c.exists()), None)
+        if src is None:
+            print(f"| {spec} | no source page |")
+            continue
+        rows = _source_rows(src)
+        _, loop, _ = regions(rows)
+        got = [" ".join(r["source"].split()) for r in rows[loop.start:loop.stop]]
+        texts, codes = local_loop(spec)
+        if [_opcode(t) for t in got] != [_opcode(t) for t in texts]:
+            print(f"| {spec} | the profiled loop ({len(got)} instructions) is not the local build's ({len(texts)}) |")
+            continue
+        w = tight_waits(texts, codes, ffmas)
+        lrows = rows[loop.start:loop.stop]
+        tot = sum(r.get(ALL, 0) for r in lrows)
+        sh = sum(r.get(SHORT, 0) for r in lrows)
+        t_all = sum(lrows[k].get(ALL, 0) for k in w["tight"])
+        t_sh = sum(lrows[k].get(SHORT, 0) for k in w["tight"])
+        print(f"| {spec} | {v.get('us') or 0:.0f} | {tot:.0f} | {sh / tot:.3f} | {len(w['tight'])} of {len(texts)} | "
+              f"{t_all / tot:.3f} | {t_sh / max(sh, 1):.3f} |")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("specs", nargs="*", metavar="SPEC", help="kernel:key=value,... (the local build's loop)")
+    ap.add_argument("--record", metavar="JSON[:LABELS]", help="an ncu_stall_pcs.py record")
+    ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
+    a = ap.parse_args(argv)
+    if a.ffmas < 1:
+        print(f"error: --ffmas must be at least 1, got {a.ffmas}", file=sys.stderr)
+        return 2
+    if a.record:
+        return record(a.record, a.ffmas)
+    if not a.specs:
+        print("error: give configurations (kernel:key=value,...) or --record JSON", file=sys.stderr)
+        return 2
+    return static(a.specs, a.ffmas)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
