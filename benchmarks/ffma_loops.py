@@ -19,6 +19,8 @@ that ran are kept in the record, so that `simulate` replays the very binaries th
                                                    # `measure`; for calibrate's loops, measured / replayed
   python3 benchmarks/ffma_loops.py slack FILE      # CPU: measured / replayed with the register-bank term at
                                                    # bank slacks of 0-4 clocks and none, at 8-24 warps per SM
+  python3 benchmarks/ffma_loops.py in-step FILE    # CPU: calibrate's loops against their replay with each
+                                                   # scheduler's warps on their own and in step
   python3 benchmarks/ffma_loops.py blocks          # GPU: calibrate's shared-memory-fed loops at 4-16 warps per
                                                    # SM as blocks of 4 warps (calibrate's) and of 1 warp: the
                                                    # same binary with and without a barrier across schedulers
@@ -192,11 +194,11 @@ def _device(m: dict):
 
 
 def _replayed_gflops(dev, prog: dict, warps_per_sm: int, threads: int, flop_per_body: float, lds_wavefronts: float = 0.0,
-                     banks: int = 0, writeback: bool = True) -> float:
+                     banks: int = 0, writeback: bool = True, in_step: bool = False) -> float:
     """GFLOPS of the whole GPU when every SM holds `warps_per_sm` warps running the loop `prog` (one pass of
     it does `flop_per_body` FLOP per thread), replayed by model.schedule at one issue cycle per FFMA;
     writeback: the register-bank term also charges the shared loads' register writes (schedule.LDS_WRITEBACK,
-    off in the model)."""
+    off in the model); in_step: each scheduler's warps replayed in step (schedule.simulate's in_step)."""
     from perfmodel.model import schedule
 
     lat = dev.latency
@@ -204,7 +206,7 @@ def _replayed_gflops(dev, prog: dict, warps_per_sm: int, threads: int, flop_per_
     keep, schedule.LDS_WRITEBACK = schedule.LDS_WRITEBACK, writeback
     try:
         cyc = schedule.simulate(prog, W, max(threads // 32 // 4, 1), 1.0, lat.smem_latency_cycles, lat.l1_latency_cycles,
-                                lat.fma_latency_cycles, lds_wavefronts or 1.0, 1.0, 4.0, banks=banks)
+                                lat.fma_latency_cycles, lds_wavefronts or 1.0, 1.0, 4.0, banks=banks, in_step=in_step)
     finally:
         schedule.LDS_WRITEBACK = keep
     return 4 * W * 32 * flop_per_body / cyc * dev.compute.sm_count * dev.compute.sm_clock_boost_MHz * 1e-3
@@ -347,6 +349,30 @@ def blocks_table(path: str) -> int:
     return 0
 
 
+def in_step_table(path: str) -> int:
+    """calibrate's FFMA-rate loops of a `measure` record at 16 x its iterations against their replay with the
+    register-bank term's operand reads, the scheduler's warps replayed on their own (the model) and in step."""
+    m = json.loads(Path(path).read_text())
+    dev = _device(m)
+    banks = dev.compute.register_banks or 0
+    peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
+    progs = _recorded_programs(m, "microbench", MICROBENCH)
+    print(f"{m['gpu']}: calibrate's FFMA-rate loops at 16 x its iterations, % of the datasheet peak ({peak:,.0f} GFLOPS), "
+          f"beside their replay with the register-bank reads, each scheduler's warps on their own (the model) and in "
+          f"step (schedule.simulate's in_step)\n")
+    print("| loop | warps/SM | measured | replayed, own | replayed, in step | measured / own | measured / in step |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for n, (threads, _, _, _, _, _, lds_wf) in CALIBRATE.items():
+        prog = progs[_kernel(n)]
+        body = _flop_per_pass(prog, n)
+        for w, g in m["calibrate"].get(n, {}).items():
+            own, lock = (_replayed_gflops(dev, prog, int(w), threads, body, lds_wf, banks=banks, writeback=False,
+                                          in_step=st) for st in (False, True))
+            print(f"| {n} | {w} | {100 * g / peak:.1f} % | {100 * own / peak:.1f} % | {100 * lock / peak:.1f} % | "
+                  f"{g / own:.3f} | {g / lock:.3f} |")
+    return 0
+
+
 def launch() -> int:
     """ncu's child: each of calibrate's FFMA-rate loops once at each warp count it is measured at (x 1)."""
     from perfmodel.measure.calibrate import microbench_module
@@ -400,4 +426,5 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "measure"
     sys.exit(measure() if mode == "measure" else launch() if mode == "launch" else ncu(sys.argv[2]) if mode == "ncu"
              else blocks() if mode == "blocks" else blocks_table(sys.argv[2]) if mode == "blocks-table"
-             else slack(sys.argv[2]) if mode == "slack" else simulate(sys.argv[2]))
+             else slack(sys.argv[2]) if mode == "slack" else in_step_table(sys.argv[2]) if mode == "in-step"
+             else simulate(sys.argv[2]))

@@ -14,8 +14,19 @@ short; the model's replay (model.schedule) sees each of them as the operand's pr
                                                                the source pages cfgN-source.csv[.xz] or the LABELs'
                                                                `<stem>-<LABEL>.csv.xz`): per configuration the loop's
                                                                samples, short-scoreboard samples, and the share of
-                                                               each at its tight waits"""
+                                                               each at its tight waits
+    python3 benchmarks/lds_waits.py --replay SPEC ...          per configuration, its loop replayed (model.schedule, the
+                                                               H200's latencies, one issue clock an FFMA, the register
+                                                               banks) with two warps a scheduler on their own (the
+                                                               model) and in step: cycles a k step (--latency L: the
+                                                               shared loads' latency, default the H200's)
+    python3 benchmarks/lds_waits.py --points POINTS.csv ...     recorded points (`perfmodel accuracy RUN ... --points
+                                                               F`): per configuration the local build's tight waits
+                                                               a 1,024 FFMAs of its loop; the points' count, mean
+                                                               and median error by that density and by the bound"""
 import argparse
+import collections
+import csv
 import json
 import lzma
 import re
@@ -26,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 ALL = "Warp Stall Sampling (All Samples)"
-SHORT = "stall_short_scoreboard"
+SHORT = "stall_short_sb"  # ncu's source page: samples waiting on the short scoreboard
 
 
 def _opcode(text: str) -> str:
@@ -129,17 +140,105 @@ def record(arg: str, ffmas: int) -> int:
     return 0
 
 
+def replay(specs: list[str], latency: "float | None" = None) -> int:
+    from ncu_choices import parse
+    from perfmodel.devices import load_device
+    from perfmodel.measure import sass
+    from perfmodel.model import schedule
+    from perfmodel.model.predict import ldg_wavefronts
+    from perfmodel.model.smem_banks import smem_counts
+
+    dev = load_device("h200")
+    lat = dev.latency
+    smem = lat.smem_latency_cycles if latency is None else latency
+    print(f"shared-load latency {smem:g} cycles\n")
+    print("| configuration | k steps a pass | two warps on their own | in step | in step / own |")
+    print("|---|---:|---:|---:|---:|")
+    for s in specs:
+        cfg = parse(s)
+        prog = sass.sass_facts(cfg, "9.0")["loop_program"]
+        li, lw, si, sw = smem_counts(cfg)
+        steps = cfg.bk * round(prog["cls"].count("F") / (cfg.bk * cfg.tm * cfg.tn * _warp_outputs(cfg)))
+        own, lock = (schedule.simulate(prog, 2, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                                       lw / li if li else 1.0, sw / si if si else 1.0, 4.0, banks=dev.compute.register_banks or 0,
+                                       ldg_wavefronts=ldg_wavefronts(cfg), in_step=st) / steps for st in (False, True))
+        print(f"| {s} | {steps} | {own:.1f} | {lock:.1f} | {lock / own:.3f} |")
+    return 0
+
+
+def _warp_outputs(cfg) -> int:
+    """Thread tiles a thread computes a k step (warp_tiled and async_pipeline: WMITER x WNITER of them)."""
+    if cfg.wm and cfg.wn and cfg.wn_iter:
+        return (cfg.wm * cfg.wn) // (32 * cfg.tm * cfg.tn * cfg.wn_iter) * cfg.wn_iter
+    return 1
+
+
+DENSITY_BINS = ((0.5, "0"), (2.5, "1-2"), (6.5, "3-6"), (float("inf"), "7 or more"))  # tight waits a 1,024 FFMAs
+
+
+def density(kernel: str, config: str, ffmas: int) -> "float | None":
+    """Tight waits a 1,024 FFMAs of the local build's k-tile loop (None where the configuration has no such loop)."""
+    from perfmodel.catalogue import KernelConfig
+    from perfmodel.measure import sass
+
+    cfg = KernelConfig.make(kernel, **json.loads(config))
+    listing = sass.listing_of(cfg, "9.0")
+    body = sass.loop_lines(sass.own_code(listing)) if listing else None
+    if not body:
+        return None
+    texts, codes = loop_texts(body), sass.control_codes(body)
+    nf = sum(_opcode(t).startswith("FFMA") for t in texts)
+    if codes is None or nf < 64 or not any(_opcode(t).startswith("LDS") for t in texts):
+        return None
+    return len(tight_waits(texts, codes, ffmas)["tight"]) * 1024.0 / nf
+
+
+def points(files: list[str], ffmas: int) -> int:
+    rows = [r for f in files for r in csv.DictReader(open(f))]
+    dens = {}
+    keys = sorted({(r["kernel"], r["config"]) for r in rows})
+    for n, key in enumerate(keys, 1):
+        dens[key] = density(*key, ffmas)
+        print(f"  [{n}/{len(keys)}] {key[0]} {key[1]}: {dens[key]}", file=sys.stderr)
+    groups = collections.defaultdict(list)
+    for r in rows:
+        d = dens[(r["kernel"], r["config"])]
+        if d is None:
+            continue
+        lab = next(lab for top, lab in DENSITY_BINS if d < top)
+        bound = r["bound"] if r["bound"] in ("issue", "fma", "smem", "latency") else "other"
+        for g in ((lab, "all"), (lab, bound)):
+            groups[g].append(float(r["error_pct"]))
+    print(f"| tight waits a 1,024 FFMAs | bound | points | mean error | median |")
+    print("|---|---|---:|---:|---:|")
+    order = [lab for _, lab in DENSITY_BINS]
+    for (lab, bound), errs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1] != "all", kv[0][1])):
+        errs.sort()
+        print(f"| {lab} | {bound} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {errs[len(errs) // 2]:+.1f} % |")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("specs", nargs="*", metavar="SPEC", help="kernel:key=value,... (the local build's loop)")
     ap.add_argument("--record", metavar="JSON[:LABELS]", help="an ncu_stall_pcs.py record")
+    ap.add_argument("--replay", action="store_true", help="replay each SPEC's loop, its warps on their own and in step")
+    ap.add_argument("--latency", type=float, help="--replay: the shared loads' latency in cycles (default: the H200's)")
+    ap.add_argument("--points", nargs="+", metavar="CSV", help="recorded points (perfmodel accuracy --points)")
     ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
     a = ap.parse_args(argv)
     if a.ffmas < 1:
         print(f"error: --ffmas must be at least 1, got {a.ffmas}", file=sys.stderr)
         return 2
+    if a.latency is not None and not 0 < a.latency <= 10000:
+        print(f"error: --latency must be a number of cycles in (0, 10000], got {a.latency:g}", file=sys.stderr)
+        return 2
     if a.record:
         return record(a.record, a.ffmas)
+    if a.points:
+        return points(a.points, a.ffmas)
+    if a.replay and a.specs:
+        return replay(a.specs, a.latency)
     if not a.specs:
         print("error: give configurations (kernel:key=value,...) or --record JSON", file=sys.stderr)
         return 2

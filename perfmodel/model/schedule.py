@@ -80,7 +80,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
              ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0,
-             fetch_interval: float = 0.0) -> float:
+             fetch_interval: float = 0.0, in_step: bool = False) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
@@ -90,36 +90,44 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     scheduler's FP32 pipe per issue clock (fp32_pipe_clocks). returns: pipe wavefronts per warp and pass
     beyond the instructions' own (the global loads' lines beyond their width: predict.ldg_returns).
     fetch_interval: the fewest clocks between a lone warp's (W = 1) instructions that the fetch allows
-    (Figures.lone_fetch_interval; 0: no limit; ignored for W > 1)."""
+    (Figures.lone_fetch_interval; 0: no limit; ignored for W > 1). in_step: the scheduler's warps replayed
+    in step, as one warp that issues each instruction once for each of them (its issue, FFMA pipe, register
+    reads and pipe wavefronts times W), so that every wait of one is a wait of all; not the model's rule
+    (benchmarks/lds_waits.py --replay; docs/model.md, "Where the model misses": shared loads waited for soon
+    after they issue)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
         return 0.0
     P = passes or passes_for(n)
     W = max(int(warps), 1)
+    lock = W if in_step else 1  # warps that issue each instruction together
+    if lock > 1:
+        W = 1
     per_block = max(1, min(int(warps_per_block), W))
-    cost = [c_ffma if k == "F" else 1.0 for k in cls]
+    cost = [lock * (c_ffma if k == "F" else 1.0) for k in cls]
     hold = [float(x) for x in program.get("stall") or [1] * n]  # control-code stall counts (1: none read)
-    if W == 1 and fetch_interval > 0:  # the fetch and the warp's own waits overlap: the longer one holds it
+    if W == 1 and lock == 1 and fetch_interval > 0:  # the fetch and the warp's own waits overlap: the longer one holds it
         cost = [max(x, fetch_interval) for x in cost]
         hold = [max(x, fetch_interval) for x in hold]
-    wf = [lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
-          (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0
+    wf = [lock * (lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
+                  (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0)
           for i, k in enumerate(cls)]
+    returns = lock * returns
     lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
     rd = program.get("reads") if banks else None
     if rd and len(rd) == 2 * n and banks == 2:
-        r0 = [float(rd[2 * i]) for i in range(n)]
-        r1 = [float(rd[2 * i + 1]) for i in range(n)]
+        r0 = [lock * float(rd[2 * i]) for i in range(n)]
+        r1 = [lock * float(rd[2 * i + 1]) for i in range(n)]
     else:
         r0 = r1 = None
     if r0 is not None and LDS_WRITEBACK:  # a shared load's data enter the register file through the same bank
         for i, k in enumerate(cls):       # ports as reads: one clock per register, split over the banks
             if k == "S":
-                r0[i] += wide[i] / 2.0
-                r1[i] += wide[i] / 2.0
+                r0[i] += lock * wide[i] / 2.0
+                r1[i] += lock * wide[i] / 2.0
     bank0 = bank1 = -1e9  # when each bank finishes the reads given to it
-    fma_hold = float(ffma_pipe) * c_ffma  # clocks an FFMA keeps the FP32 pipe
+    fma_hold = lock * float(ffma_pipe) * c_ffma  # clocks an FFMA keeps the FP32 pipe
     fma_free = -1e9  # when the FP32 pipe takes the next FFMA
     done = [[0.0] * (P * n) for _ in range(W)]
     pc = [0] * W  # absolute instruction index (pass * n + i)

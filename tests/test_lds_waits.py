@@ -1,0 +1,99 @@
+"""Shared loads waited for soon after they issue, on the CPU: the control word's fields (measure.sass.control_codes),
+benchmarks/lds_waits.py's tight waits, and its reading of the lent H200's PC sampling of split_k 64 x 256 with
+bk = 16 and 8 (results/archive/ncu-lds-waits-20261202-h200*), as docs/model.md ("Where the model misses") quotes it."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfmodel.measure import sass
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import lds_waits as lw  # noqa: E402
+
+needs_sass = pytest.mark.skipif(not sass.available("9.0"), reason="no sm_90 toolchain or nvdisasm here")
+RECORD = ROOT / "results" / "archive" / "ncu-lds-waits-20261202-h200.json"
+
+
+def _lines(pairs):
+    out = []
+    for text, word in pairs:
+        out.append(f"        /*0000*/                   {text} ;      /* 0x0000000000000000 */")
+        out.append(f"                                                  /* 0x{word:016x} */")
+    return out
+
+
+def test_the_control_word_gives_stall_scoreboards_and_wait_mask():
+    # words of nvcc 13.0's sm_90 split_k 64 x 256 x 16 loop: an LDS.128 releasing scoreboard 0 (stall 4), one
+    # waiting on scoreboard 1 (stall 4, no scoreboard of its own) and an FFMA waiting on scoreboard 0
+    codes = sass.control_codes(_lines([("LDS.128 R76, [R169]", 0x000E280000000C00),
+                                       ("LDS.128 R64, [R185]", 0x002FE80000000C00),
+                                       ("FFMA R167, R76.reuse, R64, R167", 0x041FE200000000A7)]))
+    assert codes == [dict(stall=4, write=0, read=7, wait=0), dict(stall=4, write=7, read=7, wait=2),
+                     dict(stall=1, write=7, read=7, wait=1)]
+    assert sass.control_codes(["        /*0000*/                   FFMA R1, R2, R3, R1 ;"]) is None  # no -hex words
+
+
+def test_a_wait_is_tight_below_the_ffmas_after_its_shared_load():
+    texts = ["LDS.128 R4, [R1]", "FFMA R8, R4, R5, R8", "FFMA R9, R4, R5, R9", "LDS.128 R12, [R1+0x10]",
+             "FFMA R10, R12, R5, R10", "FFMA R11, R4, R5, R11", "FFMA R20, R4, R5, R20", "FFMA R21, R4, R5, R21",
+             "FFMA R22, R4, R5, R22", "FFMA R23, R4, R5, R23", "FFMA R24, R12, R13, R24"]
+    none = dict(stall=1, write=7, read=7, wait=0)
+    codes = [dict(none, write=0), dict(none, wait=1), none, dict(none, write=1), dict(none, wait=2),
+             none, none, none, none, none, dict(none, wait=1)]
+    w = lw.tight_waits(texts, codes, ffmas=4)
+    # 1 waits on the load just before it (0 FFMAs between), 4 on the load just before it (0), 10 on scoreboard 0,
+    # last set by the load at 0 with 8 FFMAs between: a wait on a shared load, tight only below 9
+    assert w["lds"] == {1: 0, 4: 0, 10: 8}
+    assert w["tight"] == {1: 0, 4: 0}
+    assert lw.tight_waits(texts, codes, ffmas=9)["tight"] == {1: 0, 4: 0, 10: 8}
+
+
+def test_bad_ffmas_exits_2_without_a_traceback():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--ffmas", "0", "x"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--ffmas must be at least 1" in r.stderr and "Traceback" not in r.stderr
+
+
+@needs_sass
+def test_the_tight_waits_hold_bk16s_short_scoreboard_samples(capsys):
+    assert lw.record(f"{RECORD}:split-k-bk16,split-k-bk8", 4) == 0
+    rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines() if ln.startswith("| split_k")]
+    by = {r[0].lstrip("| "): r for r in rows}
+    bk16, bk8 = by["split_k:bm=64,bn=256,bk=16,tm=16,tn=8,splits=16"], by["split_k:bm=64,bn=256,bk=8,tm=16,tn=8,splits=16"]
+    assert (bk16[1], bk16[3], bk16[4], bk16[5], bk16[6].rstrip(" |")) == ("420", "0.092", "10 of 2222", "0.100", "0.686")
+    assert (bk8[1], bk8[3], bk8[4], bk8[5], bk8[6].rstrip(" |")) == ("363", "0.033", "1 of 1116", "0.013", "0.249")
+
+
+def test_in_step_warps_wait_together():
+    # a shared load, an instruction that reads it, then 62 independent ones. Alone a warp waits out the load's
+    # latency each pass; two warps in step issue every instruction twice and wait together, once a pass; on their
+    # own they can do no worse
+    from perfmodel.model import schedule
+
+    n = 64
+    deps = [[] for _ in range(n)]
+    deps[1] = [1]
+    prog = dict(id="in-step-test", cls="S" + "A" * (n - 1), wide=[1] + [0] * (n - 1), deps=deps)
+    args = (1, 1.0, 100.0, 30.0, 4.0, 1.0, 1.0, 1.0)
+    one = schedule.simulate(prog, 1, *args)
+    lock = schedule.simulate(prog, 2, *args, in_step=True)
+    own = schedule.simulate(prog, 2, *args)
+    assert one == pytest.approx(100 + n - 1, abs=2)
+    assert lock == pytest.approx(100 + 2 * (n - 1), abs=3)
+    assert own <= lock + 1
+    assert schedule.simulate(prog, 1, *args, in_step=True) == one  # one warp: nothing to keep in step
+
+
+@needs_sass
+def test_replayed_in_step_bk16_pays_for_its_tight_waits(capsys):
+    assert lw.main(["--replay", "split_k:bm=64,bn=256,bk=16,tm=16,tn=8,splits=16",
+                    "split_k:bm=64,bn=256,bk=8,tm=16,tn=8,splits=16"]) == 0
+    rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines() if ln.startswith("| split_k")]
+    assert [r[2:4] for r in rows] == [["322.1", "379.6"], ["315.2", "337.7"]]
+
+
+def test_bad_latency_exits_2():
+    assert lw.main(["--replay", "--latency", "-5", "double_buffer:"]) == 2
