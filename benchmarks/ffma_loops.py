@@ -320,14 +320,19 @@ def blocks() -> int:
     return 0
 
 
+def _calibrate_record(path: str):
+    """A record of calibrate's loops: (the record, its device, the register banks, the datasheet peak in GFLOPS,
+    the loop programs of its cubin)."""
+    m = json.loads(Path(path).read_text())
+    dev = _device(m)
+    return (m, dev, dev.compute.register_banks or 0, dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz),
+            _recorded_programs(m, "microbench", MICROBENCH))
+
+
 def blocks_table(path: str) -> int:
     """CPU: a `blocks` record beside the replay of its cubin's loops (one warp of each block per scheduler in
     both, so the replay is the same for the two block sizes)."""
-    m = json.loads(Path(path).read_text())
-    dev = _device(m)
-    banks = dev.compute.register_banks or 0
-    peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    progs = _recorded_programs(m, "microbench", MICROBENCH)
+    m, dev, banks, peak, progs = _calibrate_record(path)
     print(f"{m['gpu']}: calibrate's shared-memory-fed loops at 16 x its iterations, % of the datasheet peak "
           f"({peak:,.0f} GFLOPS), as 4-warp blocks (a barrier across the four schedulers) and 1-warp blocks, "
           f"beside their replay with the register-bank term's operand reads alone and with the shared loads' "
@@ -352,11 +357,7 @@ def blocks_table(path: str) -> int:
 def in_step_table(path: str) -> int:
     """calibrate's FFMA-rate loops of a `measure` record at 16 x its iterations against their replay with the
     register-bank term's operand reads, the scheduler's warps replayed on their own (the model) and in step."""
-    m = json.loads(Path(path).read_text())
-    dev = _device(m)
-    banks = dev.compute.register_banks or 0
-    peak = dev.peak_fp32_GFLOPS(dev.compute.sm_clock_boost_MHz)
-    progs = _recorded_programs(m, "microbench", MICROBENCH)
+    m, dev, banks, peak, progs = _calibrate_record(path)
     print(f"{m['gpu']}: calibrate's FFMA-rate loops at 16 x its iterations, % of the datasheet peak ({peak:,.0f} GFLOPS), "
           f"beside their replay with the register-bank reads, each scheduler's warps on their own (the model) and in "
           f"step (schedule.simulate's in_step)\n")
