@@ -220,13 +220,20 @@ def points(files: list[str], ffmas: int) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("specs", nargs="*", metavar="SPEC", help="kernel:key=value,... (the local build's loop)")
+    from ncu_choices import _spec
+
+    ap.add_argument("specs", nargs="*", type=_spec, metavar="SPEC", help="kernel:key=value,... (the local build's loop)")
     ap.add_argument("--record", metavar="JSON[:LABELS]", help="an ncu_stall_pcs.py record")
     ap.add_argument("--replay", action="store_true", help="replay each SPEC's loop, its warps on their own and in step")
     ap.add_argument("--latency", type=float, help="--replay: the shared loads' latency in cycles (default: the H200's)")
     ap.add_argument("--points", nargs="+", metavar="CSV", help="recorded points (perfmodel accuracy --points)")
     ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
     a = ap.parse_args(argv)
+    for f in ([a.record.partition(":")[0]] if a.record else []) + (a.points or []):
+        if not Path(f).is_file():
+            print(f"error: {f}: no such file (a record of benchmarks/ncu_stall_pcs.py, or perfmodel accuracy --points)",
+                  file=sys.stderr)
+            return 2
     if a.ffmas < 1:
         print(f"error: --ffmas must be at least 1, got {a.ffmas}", file=sys.stderr)
         return 2

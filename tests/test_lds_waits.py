@@ -97,3 +97,13 @@ def test_replayed_in_step_bk16_pays_for_its_tight_waits(capsys):
 
 def test_bad_latency_exits_2():
     assert lw.main(["--replay", "--latency", "-5", "double_buffer:"]) == 2
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--record", "/nonexistent/record.json"], "no such file"),
+    (["--points", "/nonexistent/points.csv"], "no such file"),
+    (["double_buffer:bm=7"], "invalid double_buffer configuration"),
+])
+def test_bad_files_and_configurations_exit_2_in_one_line(args, says):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), *args], capture_output=True, text=True)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
