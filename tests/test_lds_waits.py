@@ -52,7 +52,7 @@ def test_a_wait_is_tight_below_the_ffmas_after_its_shared_load():
 
 
 def test_bad_ffmas_exits_2_without_a_traceback():
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--ffmas", "0", "x"],
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--ffmas", "0", "double_buffer:"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--ffmas must be at least 1" in r.stderr and "Traceback" not in r.stderr
 
