@@ -93,8 +93,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     (Figures.lone_fetch_interval; 0: no limit; ignored for W > 1). in_step: the scheduler's warps replayed
     in step, as one warp that issues each instruction once for each of them (its issue, FFMA pipe, register
     reads and pipe wavefronts times W), so that every wait of one is a wait of all; not the model's rule
-    (benchmarks/lds_waits.py --replay; docs/model.md, "Where the model misses": shared loads waited for soon
-    after they issue)."""
+    (benchmarks/lds_waits.py --replay; docs/model.md, "Where the model misses": split_k 64 x 256 with bk = 16
+    on the H200)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
