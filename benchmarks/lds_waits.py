@@ -17,8 +17,9 @@ short; the model's replay (model.schedule) sees each of them as the operand's pr
                                                                each at its tight waits
     python3 benchmarks/lds_waits.py --replay SPEC ...          per configuration, its loop replayed (model.schedule, the
                                                                H200's latencies, one issue clock an FFMA, the register
-                                                               banks) with two warps a scheduler on their own (the
-                                                               model) and in step: cycles a k step (--latency L: the
+                                                               banks) with one warp a scheduler (one block of four
+                                                               warps an SM) and with two on their own (the model)
+                                                               and in step: cycles a k step (--latency L: the
                                                                shared loads' latency, default the H200's)
     python3 benchmarks/lds_waits.py --points POINTS.csv ...     recorded points (`perfmodel accuracy RUN ... --points
                                                                F`): per configuration the local build's tight waits
@@ -141,6 +142,8 @@ def record(arg: str, ffmas: int) -> int:
 
 
 def replay(specs: list[str], latency: "float | None" = None) -> int:
+    """Cycles a k step of each configuration's loop replayed with one warp a scheduler, and with two on their own
+    (the model) and in step."""
     from ncu_choices import parse
     from perfmodel.devices import load_device
     from perfmodel.measure import sass
@@ -152,17 +155,18 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
     lat = dev.latency
     smem = lat.smem_latency_cycles if latency is None else latency
     print(f"shared-load latency {smem:g} cycles\n")
-    print("| configuration | k steps a pass | two warps on their own | in step | in step / own |")
-    print("|---|---:|---:|---:|---:|")
+    print("| configuration | k steps a pass | one warp | two warps on their own | in step | in step / own |")
+    print("|---|---:|---:|---:|---:|---:|")
     for s in specs:
         cfg = parse(s)
         prog = sass.sass_facts(cfg, "9.0")["loop_program"]
         li, lw, si, sw = smem_counts(cfg)
         steps = cfg.bk * round(prog["cls"].count("F") / (cfg.bk * cfg.tm * cfg.tn * _warp_outputs(cfg)))
-        own, lock = (schedule.simulate(prog, 2, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
-                                       lw / li if li else 1.0, sw / si if si else 1.0, 4.0, banks=dev.compute.register_banks or 0,
-                                       ldg_wavefronts=ldg_wavefronts(cfg), in_step=st) / steps for st in (False, True))
-        print(f"| {s} | {steps} | {own:.1f} | {lock:.1f} | {lock / own:.3f} |")
+        one, own, lock = (schedule.simulate(prog, w, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                                            lw / li if li else 1.0, sw / si if si else 1.0, 4.0,
+                                            banks=dev.compute.register_banks or 0, ldg_wavefronts=ldg_wavefronts(cfg),
+                                            in_step=st) / steps for w, st in ((1, False), (2, False), (2, True)))
+        print(f"| {s} | {steps} | {one:.1f} | {own:.1f} | {lock:.1f} | {lock / own:.3f} |")
     return 0
 
 
