@@ -92,7 +92,7 @@ def test_replayed_in_step_bk16_pays_for_its_tight_waits(capsys):
     assert lw.main(["--replay", "split_k:bm=64,bn=256,bk=16,tm=16,tn=8,splits=16",
                     "split_k:bm=64,bn=256,bk=8,tm=16,tn=8,splits=16"]) == 0
     rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines() if ln.startswith("| split_k")]
-    assert [r[2:4] for r in rows] == [["322.1", "379.6"], ["315.2", "337.7"]]
+    assert [r[2:5] for r in rows] == [["199.3", "322.1", "379.6"], ["178.9", "315.2", "337.7"]]
 
 
 def test_bad_latency_exits_2():
