@@ -107,3 +107,16 @@ def test_bad_latency_exits_2():
 def test_bad_files_and_configurations_exit_2_in_one_line(args, says):
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), *args], capture_output=True, text=True)
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+
+
+def test_one_and_two_warps_a_scheduler_as_docs_quote_them():
+    """results/20261202-163645-h200-one-two-warps: cycles a k step of a scheduler (the time between K = 16,384 and
+    32,768 over the k steps a block adds, at 1,980 MHz), one block an SM (8 slices) and two (16)."""
+    import json
+
+    m = json.loads((ROOT / "results" / "20261202-163645-h200-one-two-warps" / "raw.json").read_text())["measurements"]
+    t = {(p["config"]["bk"], p["config"]["splits"], p["K"]): p["timing"]["median_ms"] * 1e3
+         for p in m if p["kernel"] == "split_k" and p["verified"]}
+    step = {(bk, s): (t[(bk, s, 32768)] - t[(bk, s, 16384)]) / (16384 / s) * 1980 for bk in (8, 16) for s in (8, 16)}
+    assert [round(step[k], 1) for k in ((16, 8), (16, 16), (8, 8), (8, 16))] == [332.1, 394.9, 275.5, 338.8]
+    assert step[(16, 16)] / step[(8, 16)] == pytest.approx(1.166, abs=0.001)
