@@ -30,19 +30,16 @@ import collections
 import csv
 import json
 import lzma
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+from ncu_stall_pcs import opcode as _opcode  # noqa: E402
+
 ALL = "Warp Stall Sampling (All Samples)"
 SHORT = "stall_short_sb"  # ncu's source page: samples waiting on the short scoreboard
-
-
-def _opcode(text: str) -> str:
-    return re.sub(r"^@!?U?P\w+\s+", "", text.strip()).split(" ")[0]
 
 
 def loop_texts(body: list[str]) -> list[str]:
@@ -79,14 +76,21 @@ def tight_waits(texts: list[str], codes: list[dict], ffmas: int = 4) -> dict:
     return dict(lds=lds, tight=tight)
 
 
-def local_loop(spec: str):
-    """(texts, control codes) of the local build's k-tile loop for a kernel:key=value spec."""
-    from ncu_choices import parse
+def loop_of(cfg):
+    """(texts, control codes) of the local build's k-tile loop of a KernelConfig, or None without such a loop."""
     from perfmodel.measure import sass
 
-    listing = sass.listing_of(parse(spec), "9.0")
-    body = sass.loop_lines(sass.own_code(listing))
-    return loop_texts(body), sass.control_codes(body)
+    listing = sass.listing_of(cfg, "9.0")
+    body = sass.loop_lines(sass.own_code(listing)) if listing else None
+    codes = sass.control_codes(body) if body else None
+    return None if codes is None else (loop_texts(body), codes)
+
+
+def local_loop(spec: str):
+    """loop_of a kernel:key=value spec."""
+    from ncu_choices import parse
+
+    return loop_of(parse(spec))
 
 
 def static(specs: list[str], ffmas: int) -> int:
@@ -148,7 +152,7 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
     from perfmodel.devices import load_device
     from perfmodel.measure import sass
     from perfmodel.model import schedule
-    from perfmodel.model.predict import ldg_wavefronts
+    from perfmodel.model.predict import ffma_per_thread_per_tile, ldg_wavefronts
     from perfmodel.model.smem_banks import smem_counts
 
     dev = load_device("h200")
@@ -161,7 +165,7 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
         cfg = parse(s)
         prog = sass.sass_facts(cfg, "9.0")["loop_program"]
         li, lw, si, sw = smem_counts(cfg)
-        steps = cfg.bk * round(prog["cls"].count("F") / (cfg.bk * cfg.tm * cfg.tn * _warp_outputs(cfg)))
+        steps = cfg.bk * round(prog["cls"].count("F") / ffma_per_thread_per_tile(cfg))  # k-tiles a pass x bk
         one, own, lock = (schedule.simulate(prog, w, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
                                             lw / li if li else 1.0, sw / si if si else 1.0, 4.0,
                                             banks=dev.compute.register_banks or 0, ldg_wavefronts=ldg_wavefronts(cfg),
@@ -170,29 +174,19 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
     return 0
 
 
-def _warp_outputs(cfg) -> int:
-    """Thread tiles a thread computes a k step (warp_tiled and async_pipeline: WMITER x WNITER of them)."""
-    if cfg.wm and cfg.wn and cfg.wn_iter:
-        return (cfg.wm * cfg.wn) // (32 * cfg.tm * cfg.tn * cfg.wn_iter) * cfg.wn_iter
-    return 1
-
-
 DENSITY_BINS = ((0.5, "0"), (2.5, "1-2"), (6.5, "3-6"), (float("inf"), "7 or more"))  # tight waits a 1,024 FFMAs
 
 
 def density(kernel: str, config: str, ffmas: int) -> "float | None":
     """Tight waits a 1,024 FFMAs of the local build's k-tile loop (None where the configuration has no such loop)."""
     from perfmodel.catalogue import KernelConfig
-    from perfmodel.measure import sass
 
-    cfg = KernelConfig.make(kernel, **json.loads(config))
-    listing = sass.listing_of(cfg, "9.0")
-    body = sass.loop_lines(sass.own_code(listing)) if listing else None
-    if not body:
+    loop = loop_of(KernelConfig.make(kernel, **json.loads(config)))
+    if loop is None:
         return None
-    texts, codes = loop_texts(body), sass.control_codes(body)
+    texts, codes = loop
     nf = sum(_opcode(t).startswith("FFMA") for t in texts)
-    if codes is None or nf < 64 or not any(_opcode(t).startswith("LDS") for t in texts):
+    if nf < 64 or not any(_opcode(t).startswith("LDS") for t in texts):
         return None
     return len(tight_waits(texts, codes, ffmas)["tight"]) * 1024.0 / nf
 

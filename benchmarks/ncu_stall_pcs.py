@@ -32,9 +32,14 @@ CLASSES = (("LDGSTS", "LDGSTS"), ("LDG", "LDG"), ("LDS", "LDS"), ("STS", "STS"),
            ("BAR", "BAR"), ("FFMA", "FFMA"), ("STG", "STG"))
 
 
+def opcode(sass: str) -> str:
+    """An instruction's opcode from its SASS text (after any predicate)."""
+    return re.sub(r"^@!?U?P\w+\s+", "", sass.strip()).split(" ")[0]
+
+
 def op_class(sass: str) -> str:
     """An instruction's class from its SASS text (the opcode after any predicate)."""
-    op = re.sub(r"^@!?U?P\w+\s+", "", sass.strip()).split(" ")[0]
+    op = opcode(sass)
     return next((c for prefix, c in CLASSES if op.startswith(prefix)), "other")
 
 

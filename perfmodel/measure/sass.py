@@ -394,8 +394,9 @@ def listing_facts(sass: str) -> dict:
     main loop's facts (main_loop) of one listing, and the edge body's k-tile loop program; the
     sections of AUX_KERNELS are left out."""
     sass = without_aux_kernels(sass)
-    edge = edge_listing(sass)
-    opc = ops(own_code(sass))
+    own = own_code(sass)
+    edge = sass[len(own):] or None
+    opc = ops(own)
     path = main_path(opc)
     return dict(prefetch=prefetch_effective(opc), prefetch_fraction=prefetch_fraction(opc),
                 ffma=sum(o.startswith("FFMA") for o in path), ldg=sum(o.startswith("LDG") for o in path),
