@@ -107,13 +107,13 @@ def measure(out_path: Path, ms: list[int], ns: list[int], k: int, reps: int) -> 
     fns = {}
     for name, src in srcs.items():
         if name == "naive":
-            mod = cp.RawModule(code=src, options=("-O3", f"-I{ROOT / 'kernels'}", "-DBM=32", "-DBN=32"))
+            mod = cp.RawModule(code=src, options=(f"-I{ROOT / 'kernels'}", "-DBM=32", "-DBN=32"))
             fns[name] = mod.get_function("sgemm")
         elif name == "src_coalesced":
-            mod = cp.RawModule(code=src, options=("-O3",), name_expressions=["sgemm_global_mem_coalesce<32>"])
+            mod = cp.RawModule(code=src, options=(), name_expressions=["sgemm_global_mem_coalesce<32>"])
             fns[name] = mod.get_function("sgemm_global_mem_coalesce<32>")
         else:
-            mod = cp.RawModule(code=src, options=("-O3",), name_expressions=["sgemm_naive"])
+            mod = cp.RawModule(code=src, options=(), name_expressions=["sgemm_naive"])
             fns[name] = mod.get_function("sgemm_naive")
     try:
         import pynvml
