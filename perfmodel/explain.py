@@ -121,7 +121,7 @@ def render(p: Prediction) -> str:
                "a warp is taken to wait for its loads once every")
         src = "" if p.load_steps_from_binary else " (a lower bound: the binary's loop is not read here, or the figures are the datasheet's)"
         L.append(f"  (latency = issue + {p.exposed_latency_cycles:,.0f} cycles a k step: {how} {p.load_steps:.3g} k steps{src}, "
-                 f"{glob}, and the FFMA chain after each wait)")
+                 f"{glob}, the FFMA chain after each wait, and the wait for the L1 behind the other warps' lines)")
     else:
         L.append(f"  (latency = compute + {p.exposed_latency_cycles:,.0f} cycles of load latency no prefetch hides: {glob}, {via}, "
                  f"store and barrier)" if p.scheduled_compute_cycles is None else

@@ -49,7 +49,7 @@ def test_the_recorded_binaries_wait_three_times_in_sixteen_k_steps(run_dir, kern
     assert global_load_waits(program) == 3
 
 
-def test_datasheet_figures_keep_the_lower_bound():
+def test_datasheet_figures_keep_the_lower_bound(monkeypatch):
     """Only measured figures (a calibration, or the generation's) take the binary's count; the datasheet's
     keep ONE_ELEMENT_UNROLL, whatever the binary."""
     cfg = KernelConfig.make("coalesced")
@@ -63,7 +63,10 @@ def test_datasheet_figures_keep_the_lower_bound():
     assert plain.load_steps == ONE_ELEMENT_UNROLL and not plain.load_steps_from_binary
     tiled = predict(Figures.load("h100-sxm"), KernelConfig.make("double_buffer"), 4096, 4096, 4096, build=facts.given(128))
     assert tiled.load_steps is None
-    # the k steps set the latency each k step exposes: twice the steps, half the load latency a step
+    # the k steps set the latency each k step exposes: twice the steps, half the load latency a step (without the
+    # wait behind other warps' lines, terms.one_element_queue, which only adds to it)
+    queued = predict_batch(Figures.load("h100-sxm"), [cfg], Problem(4096, 4096, 4096), builds=[build]).compute.exposed
+    monkeypatch.setattr("perfmodel.model.terms.ONE_ELEMENT_QUEUE", False)
     b = predict_batch(Figures.load("h100-sxm"), [cfg, cfg], Problem(4096, 4096, 4096),
                       builds=[build, facts.BuildFacts(registers=32, registers_source="compiler",
                                                       program=_program("GGGGGGGGFFFFFFFFAA", {8: [8, 7], 12: [8, 7]}))])
@@ -71,6 +74,7 @@ def test_datasheet_figures_keep_the_lower_bound():
     fma = Figures.load("h100-sxm").effective.latency.fma_latency_cycles
     assert b.littles_law.load_steps.tolist() == [4.0, 8.0]
     assert b.compute.exposed.tolist() == pytest.approx(((lat + 4 * fma) / 4)[:1].tolist() + ((lat + 8 * fma) / 8)[1:].tolist())
+    assert queued[0] >= b.compute.exposed[0]
 
 
 def _replay(runs: dict, binary: bool, kernels=None) -> dict:
@@ -128,4 +132,4 @@ def test_the_points_measured_afterwards():
     waves = [w[k] for k in co if k[1] >= 1024]
     assert all(abs(e) < 10 for e in lone) and all(abs(e) < 10 for e in waves)
     assert all(-27 < e < -15 for e in shared)
-    assert all(w[k] == p[k] and abs(w[k]) < 1 for k in w if k[0] == "naive")
+    assert all(abs(w[k] - p[k]) < 0.01 and abs(w[k]) < 1 for k in w if k[0] == "naive")

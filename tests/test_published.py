@@ -19,8 +19,9 @@ FILE = ROOT / "published" / "sgemm.toml"
 # FP32 pipe of GA100 two clocks in the replay; 24.6 % with the L1 tag stage's published four lines a clock
 # where no rate was measured; 23.9 % once a one-element kernel's warp kept a line per unrolled k step in
 # flight; 23.7 % with each point's registers those of the source's own binary (its occupancy) rather than
-# the catalogue kernel's. The goal is 12 %. This guards against getting worse while it is not met.
-MAPE_CEILING_PCT = 24.3
+# the catalogue kernel's; 23.2 % once a one-element kernel's warps queued at the L1 between their waits. The goal is
+# 12 %. This guards against getting worse while it is not met.
+MAPE_CEILING_PCT = 23.8
 
 
 def test_the_file_meets_its_inclusion_rule():

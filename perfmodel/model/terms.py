@@ -398,6 +398,43 @@ def block_stage_wait(return_lines, t_smem, b, compute):
     return DATA_STAGE_WAIT * data_stage_wait(lines, (t_smem - b * lines) / np.maximum(compute, 1.0))
 
 
+# a one-element kernel's warps queue at the L1 between their waits (one_element_queue); False: the larger of the two
+ONE_ELEMENT_QUEUE = True
+
+
+def one_element_queue(t_lat, t_smem, warps, steps):
+    """SM cycles a k step of a one-element kernel (naive, coalesced) whose warps both wait out their loads' latency
+    and queue for the L1's data stage: the exact mean-value analysis of a closed network of `warps` customers (the
+    SM's resident warps) that each, once a batch of `steps` k steps, take D cycles of the data stage (their lines:
+    steps x t_smem / warps, one wavefront a clock, t_smem being all warps' lines of a k step) and spend the rest of
+    an unloaded batch, Z = steps x t_lat - D, issuing and waiting for their loads (t_lat: the latency-bound cycles of
+    a k step, issue plus the exposed latency). With the station idle a batch takes D + Z = steps x t_lat; as it
+    fills, a warp's loads wait behind the others' lines: R_n = D (1 + Q_{n-1}), X_n = n / (R_n + Z), Q_n = X_n R_n
+    for n = 1 .. warps, and a batch takes warps / X. The result lies between max(t_lat, t_smem) and their sum,
+    furthest above the larger where the two are equal; far from there it is the larger. Nothing is fitted: D and Z
+    come from the same lines and latency the two terms use. (The analysis takes the service times as exponential;
+    the data stage's are fixed, whose queues are shorter, so it tends to overstate the wait.) Measured on the
+    lent H200 (results/20261202-222500-h200-source-kernels, the catalogue's naive at M = 1-8, docs/model.md
+    "One-element kernels: the L1 queue between the waits"): at 4x4096x4096, 32 warps an SM, 5 lines a warp and
+    k step (160 cycles of lines against 172 of latency) the kernel takes 207 cycles a k step."""
+    t_lat, t_smem = np.asarray(t_lat, float), np.asarray(t_smem, float)
+    warps = np.broadcast_to(np.maximum(np.ceil(np.asarray(warps, float)), 1.0), t_lat.shape)
+    n_max = int(np.max(warps)) if warps.size else 0
+    steps = np.broadcast_to(np.maximum(np.asarray(steps, float), 1.0), t_lat.shape)
+    D = steps * t_smem / warps
+    Z = np.maximum(steps * t_lat - D, 0.0)
+    q = np.zeros_like(t_lat)
+    x = np.zeros_like(t_lat)
+    for n in range(1, max(n_max, 1) + 1):
+        live = n <= warps
+        r = D * (1.0 + q)
+        xn = n / np.maximum(r + Z, 1e-12)
+        x = np.where(live, xn, x)
+        q = np.where(live, xn * r, q)
+    out = warps / np.maximum(x, 1e-30) / steps
+    return np.where(np.isfinite(out) & (x > 0), np.maximum(out, np.maximum(t_lat, t_smem)), np.maximum(t_lat, t_smem))
+
+
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
                 scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0, queue_cycles=0.0):
@@ -511,6 +548,18 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
                        np.where(kind == 2, np.maximum(0.0, pf_phase - hide * compute), single)
                        + np.where(has_sim, 0.0, 2 * smem_latency))
     t_lat = np.where(kind == 0, t_issue, compute) + exposed
+    one = np.asarray(kind) == 0
+    if ONE_ELEMENT_QUEUE and np.any(one):  # one-element kernels: their warps also queue at the L1 (one_element_queue)
+        one = np.broadcast_to(one, t_lat.shape)
+        pick = lambda x: np.broadcast_to(np.asarray(x, float), t_lat.shape)[one]  # noqa: E731
+        q = one_element_queue(t_lat[one], pick(t_smem), np.ceil(pick(b) * pick(warps_block)), pick(work.load_steps))
+        # the wait goes to the larger of the two terms, so the bound stays the one that dominates
+        lat_wins = t_lat[one] >= pick(t_smem)
+        t_lat, exposed = t_lat.copy(), np.broadcast_to(exposed, t_lat.shape).copy()
+        t_smem = np.broadcast_to(np.asarray(t_smem, float), t_lat.shape).copy()
+        exposed[one] = np.where(lat_wins, q - pick(t_issue), exposed[one])
+        t_lat[one] = np.where(lat_wins, q, t_lat[one])
+        t_smem[one] = np.where(lat_wins, t_smem[one], q)
     if scheduled_latency is not None:  # the binary's own order of loads and their uses, where it waits longer
         sl = np.broadcast_to(np.asarray(scheduled_latency, float), t_lat.shape)
         longer = np.isfinite(sl) & (kind > 0) & (sl > t_lat)
