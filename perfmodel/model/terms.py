@@ -552,7 +552,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     if ONE_ELEMENT_QUEUE and np.any(one):  # one-element kernels: their warps also queue at the L1 (one_element_queue)
         one = np.broadcast_to(one, t_lat.shape)
         pick = lambda x: np.broadcast_to(np.asarray(x, float), t_lat.shape)[one]  # noqa: E731
-        q = one_element_queue(t_lat[one], pick(t_smem), np.ceil(pick(b) * pick(warps_block)), pick(work.load_steps))
+        q = one_element_queue(t_lat[one], pick(t_smem), pick(b) * pick(warps_block), pick(work.load_steps))
         # the wait goes to the larger of the two terms, so the bound stays the one that dominates
         lat_wins = t_lat[one] >= pick(t_smem)
         t_lat, exposed = t_lat.copy(), np.broadcast_to(exposed, t_lat.shape).copy()
