@@ -1,7 +1,7 @@
 """How fast split_k's second kernel reads partials that the first kernel has just written (GPU only; run from the
 repository root). Writes JSON to $OUT (default /tmp/out) and prints a table last.
 
-split_k's `reduce_splits` (kernels/10_split_k.cu) reads S partials of M x N floats that every SM wrote a moment
+split_k's `reduce_splits` (kernels/reduce_splits.cuh) reads S partials of M x N floats that every SM wrote a moment
 before, and writes C. `model.predict.reduction_seconds` reads them at the L2 bandwidth while they fit the L2
 (`memory.l2_bytes`) and at DRAM's beyond. This measures the kernel alone, as a split_k run times it (behind
 the kernel before it, one event pair around its launch), at partial sizes from 1 to 96 MB, in three states:

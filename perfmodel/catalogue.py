@@ -54,6 +54,7 @@ class KernelSpec(BaseModel):
     a_pad: int = 0  # floats that pad each row of an A tile stored [bm][bk] (async_pipeline: bk + 4)
     min_cc: Optional[str] = None  # the oldest compute capability the kernel runs on (cp.async: 8.0)
     sampled: bool = True  # in `validate --seed N`'s random sample (kernels added later are not: recorded plans stay)
+    values: dict[str, list[int]] = {}  # a sweep's values of a parameter where the kernel's differ from VALUES
 
 
 class Described(BaseModel):
@@ -106,6 +107,12 @@ def kernel_ids() -> list[str]:
 def tiled_kernels() -> list[str]:
     """The kernels with tile parameters to sweep: those that stage tiles in shared memory (manifest order)."""
     return [k for k, s in kernel_specs().items() if s.uses_smem]
+
+
+def swept_kernels() -> list[str]:
+    """The kernels `sweep --kernel` takes: the tiled ones and those whose slices of K a sweep tries
+    (coalesced_split_k: rows, columns and slices; naive and coalesced have only their block shape)."""
+    return [k for k, s in kernel_specs().items() if s.uses_smem or "splits" in s.params]
 
 
 def runs_on(spec: KernelSpec, compute_capability: str) -> bool:
@@ -313,6 +320,9 @@ class KernelConfig(BaseModel):
             if not cond:
                 out.append((name, msg))
 
+        if "splits" in s.params:
+            need(2 <= self.splits <= SPLITS_MAX, "splits", f"splits={self.splits} must be 2 to {SPLITS_MAX} "
+                 f"(1 slice is {'coalesced' if s.mapping == 'coalesced' else 'double_buffer'} itself)")
         if "stages" in s.params:
             need(STAGES[0] <= self.stages <= STAGES[1], "stages", f"stages={self.stages} must be {STAGES[0]} to {STAGES[1]}")
         if s.mapping == "warp_tiled":
@@ -327,9 +337,6 @@ class KernelConfig(BaseModel):
                 need(self.wn % (self.wn_iter * self.tn) == 0, "warp_tile",
                      f"wn={self.wn} is not a multiple of wn_iter*tn={self.wn_iter * self.tn}")
         elif s.mapping == "tiled":
-            if "splits" in s.params:
-                need(2 <= self.splits <= SPLITS_MAX, "splits",
-                     f"splits={self.splits} must be 2 to {SPLITS_MAX} (1 slice is double_buffer itself)")
             if self.kernel == "smem_tiled":
                 need(self.bm == self.bn == self.bk, "smem_tiled_square", f"smem_tiled needs bm = bn = bk (got {self.bm}, {self.bn}, {self.bk})")
             need(self.bm % self.tm == 0, "divisibility", f"bm={self.bm} is not a multiple of tm={self.tm}")
@@ -458,6 +465,12 @@ VALUES = {
 }
 
 
+def values_of(spec: KernelSpec, name: str) -> tuple:
+    """The values a sweep tries for one parameter of a kernel: the manifest's `values` where the kernel
+    has its own (coalesced_split_k's rows of a block), else VALUES."""
+    return tuple(spec.values.get(name, VALUES[name]))
+
+
 # b_pad values a sweep tries with b_layout = padded (1: the classic one-word shift; 4: keeps float4 rows)
 SWEEP_B_PADS = (1, 4)
 
@@ -501,7 +514,7 @@ def enumerate_configs(device, kernels=None, choices: bool = True):
         spec = get_kernel(kid)
         names = [p for p in spec.params if p in VALUES]
         combos = choice_combos(spec, choices)
-        for tiles in itertools.product(*(VALUES[n] for n in names)):
+        for tiles in itertools.product(*(values_of(spec, n) for n in names)):
             params = dict(zip(names, tiles))
             if kid == "smem_tiled" and not (params["bm"] == params["bn"] == params["bk"]):
                 continue  # one parameter in effect: bm = bn = bk

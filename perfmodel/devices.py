@@ -130,7 +130,7 @@ class Latency(_Strict):
     # (model.predict.launch_overhead_s): a launch behind another is the same thing, and validate's isolated
     # launch costs more (on Hopper 2.30 and 3.71 us measured against 2.43 published). None: not published.
     back_to_back_launch_us: Optional[PositiveFloat] = None
-    # split_k's reduction (kernels/10_split_k.cu, reduce_splits) right behind the kernel that wrote its
+    # split_k's reduction (reduce_splits, kernels/reduce_splits.cuh) right behind the kernel that wrote its
     # partials, timed the same way, by slices: the time at no bytes (each slice count's line through its
     # times at 1-20 MB of partials, benchmarks/reduce_after_write.py): its launch behind another and each
     # thread's chain of one load a slice. None where nobody measured it (the second launch and one load

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalogue import LAUNCH_PARAMS, VALUES, KernelConfig, get_kernel
+from .catalogue import LAUNCH_PARAMS, VALUES, KernelConfig, get_kernel, values_of
 from .errors import UserError
 from .measure.build import MACROS
 from .paths import data_dir
@@ -23,7 +23,7 @@ def tune_params(kernel: str, configs: list[KernelConfig]) -> dict:
     choices over the values the configurations take. (The threads per block follow from them; as a tune
     parameter of its own it would multiply the product Kernel Tuner's search-space construction walks.)"""
     spec = get_kernel(kernel)
-    out = {p: list(VALUES[p]) for p in spec.params if p in VALUES}
+    out = {p: list(values_of(spec, p)) for p in spec.params if p in VALUES}
     for c in configs:
         for k, v in c.params().items():
             if k not in out:

@@ -229,17 +229,18 @@ def test_choose_measure_times_the_pick_beside_cublas(tmp_path, monkeypatch, caps
     assert all(m["verified"] for m in ms)
 
 
-@pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (100, 36, 77), (1, 1, 1)])
-def test_split_k_correct_and_bit_identical_on_every_run(gpu, M, N, K):
-    """split_k over interior (256^2 x 4096) and ragged shapes, at several splits (more than k-tiles too):
-    verified, and two runs give the same bits (the partials are summed in slice order, no atomics)."""
+@pytest.mark.parametrize("kernel,extra", [("split_k", {}), ("coalesced_split_k", {}), ("coalesced_split_k", {"bm": 4, "bn": 32})])
+@pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (100, 36, 77), (1, 1, 1), (3, 4097, 4093)])
+def test_split_k_correct_and_bit_identical_on_every_run(gpu, kernel, extra, M, N, K):
+    """split_k and coalesced_split_k over interior (256^2 x 4096) and ragged shapes, at several splits (more
+    than k-tiles too): verified, and two runs give the same bits (the partials are summed in slice order, no atomics)."""
     import numpy as np
 
     from perfmodel.measure.gpu import Problem
 
     prob = Problem(gpu, M, N, K, seed=7)
     for splits in (2, 3, 7, 32, 64):
-        cfg = KernelConfig.make("split_k", splits=splits)
+        cfg = KernelConfig.make(kernel, splits=splits, **extra)
         fn = gpu.function(cfg)
         run = gpu.launcher(cfg, fn, prob.A, prob.B, prob.C, M, N, K)
         outs = []

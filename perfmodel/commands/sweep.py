@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..catalogue import PARAM_NAMES, get_kernel, tiled_kernels
+from ..catalogue import PARAM_NAMES, get_kernel, swept_kernels, tiled_kernels
 from ..errors import UserError
 from ..facts import can_compile, missing
 from .. import kernel_tuner
@@ -26,12 +26,13 @@ OVERLAP_SCAN = 200  # --measure-overlap looks this far down the ranking for conf
 
 def run(a) -> int:
     fig = Figures.load(a.device, a.calibration, force=a.force_calibration, figures=a.figures)
-    tiled = tiled_kernels()
-    kernels = a.kernel or tiled
+    swept = swept_kernels()
+    kernels = a.kernel or tiled_kernels()
     for k in kernels:
         get_kernel(k)
-        if k not in tiled:
-            raise UserError(f"sweep covers the tiled kernels ({', '.join(tiled)}); '{k}' has no tile parameters to sweep")
+        if k not in swept:
+            raise UserError(f"sweep covers the kernels with tiles or slices of K ({', '.join(swept)}); '{k}' has no tile "
+                            "parameters to sweep")
     if a.kernel_tuner:  # checked before the ranking: a bad name costs nothing
         if len(kernels) != 1:
             raise UserError("--kernel-tuner writes one kernel's search space: name it with --kernel")

@@ -117,14 +117,14 @@ class Gpu:
 
     # ---- run --------------------------------------------------------------------------------
     def launcher(self, cfg: KernelConfig, fn, A, B, C, M, N, K):
-        """What one timed run launches: the kernel; for split_k the kernel over the grid's slices of K
+        """What one timed run launches: the kernel; for split_k and coalesced_split_k the kernel over the grid's slices of K
         (catalogue.split_slices) into partials, then `reduce_splits` summing them into C in slice order."""
         block = (cfg.threads, 1, 1)
         if cfg.k_splits == 1:
             grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), 1)
             args = (A, B, C, np.int32(M), np.int32(N), np.int32(K))
             return lambda: fn(*args, block=block, grid=grid)
-        slices = int(split_slices(K, cfg.bk, cfg.k_splits)[0])
+        slices = int(split_slices(K, cfg.bk or 1, cfg.k_splits)[0])  # one k step a tile: the one-element kernels'
         work = self.workspace(4 * slices * M * N)
         grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), slices)
         args = (A, B, work, np.int32(M), np.int32(N), np.int32(K))

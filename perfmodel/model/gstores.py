@@ -40,7 +40,7 @@ def _store_map(cfg: KernelConfig) -> tuple[np.ndarray, np.ndarray, int]:
     t = np.arange(cfg.threads)[:, None]
     if k == "naive":
         return t % bm, t // bm, 1
-    if k in ("coalesced", "smem_tiled"):
+    if k in ("coalesced", "coalesced_split_k", "smem_tiled"):
         return t // bn, t % bn, 1
     if k == "tiled_1d":
         i = np.arange(cfg.tm)[None, :]

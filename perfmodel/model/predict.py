@@ -837,7 +837,7 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage)
 
 
 def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
-    """split_k's second kernel (kernels/10_split_k.cu, reduce_splits): it reads the s partials of C
+    """split_k's second kernel (reduce_splits, kernels/reduce_splits.cuh): it reads the s partials of C
     (s x M x N floats) and writes C once, four floats per thread, in a grid far larger than the load
     latency needs (every SM's threads keep megabytes in flight). The partials were written just before:
     the L2 still holds the first `memory.l2_written_resident_bytes` of them (measured: about half the L2
