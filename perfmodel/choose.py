@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .catalogue import KernelConfig, get_kernel, kernel_ids, not_applicable
+from .catalogue import KernelConfig, get_kernel, not_applicable, ranked_kernels
 from .model import terms as T
 from .model import uncertainty as U
 from .model.figures import Figures
@@ -93,7 +93,7 @@ def why_it_loses(bt_r: PredictionBatch, i: int, bt_p: PredictionBatch, p: int,
 def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = SASS_TOP,
            progress: Optional[Callable[[int, int], None]] = None):
     """The model's pick over the whole catalogue: (Choice, the sweep.Ranking it came from)."""
-    rk = rank(fig, problem, kernel_ids(), sass_top, progress)
+    rk = rank(fig, problem, ranked_kernels(), sass_top, progress)
     order = [int(i) for i in rk.order]
     first = order[0]
     seen, best_of = set(), []
@@ -120,7 +120,7 @@ def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = SAS
 
     M, N, K = problem.M, problem.N, problem.K
     na = {k: not_applicable(get_kernel(k), fig.device) or "no configuration of it is valid on this device"
-          for k in kernel_ids() if k not in seen}
+          for k in ranked_kernels() if k not in seen}
     return Choice(device=fig.device.name, figures=fig.kind, M=M, N=N, K=K, considered=rk.considered, valid=len(rk.configs),
                   pick=cand(first), runners=[cand(i) for i in order[1: runners + 1]],
                   best_per_kernel=[cand(i) for i in best_of if i != first], not_applicable=na), rk

@@ -2,7 +2,7 @@
 kernel and why each loses, with intervals and the share of draws in which each beats the pick (no GPU)."""
 import json
 
-from perfmodel.catalogue import kernel_ids
+from perfmodel.catalogue import ranked_kernels
 from perfmodel.choose import choose
 from perfmodel.cli import main
 from perfmodel.model.figures import Figures
@@ -13,13 +13,13 @@ from perfmodel.sweep import rank
 def test_the_pick_is_the_first_of_the_whole_catalogue():
     fig = Figures.load("a100", figures="datasheet")
     ch, rk = choose(fig, Problem(2048, 1024, 512), runners=3, sass_top=0)
-    assert ch.valid == len(rk.configs) and {c.kernel for c in rk.configs} == set(kernel_ids())
+    assert ch.valid == len(rk.configs) and {c.kernel for c in rk.configs} == set(ranked_kernels())
     best = max(range(len(rk.configs)), key=lambda i: rk.gflops[i])
     assert ch.pick.config == rk.configs[best] and ch.pick.rank == 1 and ch.pick.p_beats_pick == 0.0
     assert [c.rank for c in ch.runners] == [2, 3, 4]
     assert all(c.gflops <= ch.pick.gflops for c in ch.runners + ch.best_per_kernel)
     # one line per other kernel, each saying by how much and why it loses
-    assert sorted(c.config.kernel for c in ch.best_per_kernel) == sorted(set(kernel_ids()) - {ch.pick.config.kernel})
+    assert sorted(c.config.kernel for c in ch.best_per_kernel) == sorted(set(ranked_kernels()) - {ch.pick.config.kernel})
     assert all("below the pick" in c.why for c in ch.runners + ch.best_per_kernel)
     naive = next(c for c in ch.best_per_kernel if c.config.kernel == "naive")
     assert "k-tile cycles per flop" in naive.why and naive.p_beats_pick == 0.0
@@ -31,7 +31,7 @@ def test_the_pick_is_the_first_of_the_whole_catalogue():
 def test_choose_agrees_with_sweep_over_the_same_kernels():
     fig = Figures.load("h100-sxm")
     ch, _ = choose(fig, Problem(1024, 1024, 1024), sass_top=0)
-    rk = rank(fig, Problem(1024, 1024, 1024), kernel_ids(), sass_top=0)
+    rk = rank(fig, Problem(1024, 1024, 1024), ranked_kernels(), sass_top=0)
     assert ch.pick.config == rk.configs[int(rk.order[0])]
 
 
@@ -41,7 +41,7 @@ def test_choose_command_prints_the_pick_and_json(capsys):
     assert "pick: " in out and "runner-ups" in out and "the best of each other kernel" in out and "P>pick" in out
     assert main(["choose", "--device", "v100", "--size", "1024", "--sass", "0", "--json", "--runners", "2"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert len(d["runners"]) == 2 and d["pick"]["config"]["kernel"] in kernel_ids()
+    assert len(d["runners"]) == 2 and d["pick"]["config"]["kernel"] in ranked_kernels()
     assert d["pick"]["q05_gflops"] < d["pick"]["q95_gflops"]
 
 

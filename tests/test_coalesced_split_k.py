@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from perfmodel.catalogue import VALUES, KernelConfig, enumerate_configs, get_kernel, split_slices, swept_kernels, tiled_kernels
+from perfmodel.catalogue import (VALUES, KernelConfig, enumerate_configs, get_kernel, kernel_ids, ladder_on, ranked_kernels,
+                                 split_slices, swept_kernels, tiled_kernels)
 from perfmodel.choose import choose
 from perfmodel.cli import main
 from perfmodel.devices import load_device
@@ -60,19 +61,13 @@ def test_its_c_stores_are_step_2s():
     assert gstores.c_store_ratio(a) == 1.0
 
 
-def test_the_model_sends_a_few_rows_to_it_and_more_rows_elsewhere():
-    """At one row of A the output has 4,096 elements: step 2 leaves the SMs' loads mostly unissued, and
-    the slices put B's 64 MiB through DRAM near its bandwidth; at 256 rows B is read 256 times, and the
-    tiled kernels, which read it once a block row, win."""
-    fig = Figures.load("h200")
-    one, _ = choose(fig, Problem(1, 4096, 4096), runners=2, sass_top=0)
-    assert one.pick.config.kernel == "coalesced_split_k" and one.pick.bound in ("dram", "l2", "latency")
-    coalesced = next(c for c in one.best_per_kernel if c.config.kernel == "coalesced")
-    assert one.pick.gflops > 5 * coalesced.gflops
-    many, _ = choose(fig, Problem(256, 4096, 4096), runners=2, sass_top=0)
-    assert many.pick.config.kernel != "coalesced_split_k"
-    mine = next(c for c in many.best_per_kernel if c.config.kernel == "coalesced_split_k")
-    assert mine.gflops < 0.5 * many.pick.gflops
+def test_choose_bench_and_the_ladder_leave_it_out():
+    """ranked = false: the model predicts it 29 % too fast on the H200 (docs/kernels.md, step 12), so choose
+    and validate's ladder leave it out; predict and sweep --kernel take it."""
+    assert "coalesced_split_k" not in ranked_kernels() and "coalesced_split_k" not in ladder_on("9.0")
+    assert set(ranked_kernels()) == set(kernel_ids()) - {"coalesced_split_k"}
+    ch, rk = choose(Figures.load("h200"), Problem(1, 4096, 4096), runners=2, sass_top=0)
+    assert "coalesced_split_k" not in {c.kernel for c in rk.configs} and ch.pick.config.kernel == "split_k"
 
 
 def test_the_model_counts_the_slices_and_their_reduction():

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from perfmodel import KernelConfig, kernel_ids, load_device
+from perfmodel.catalogue import ladder_on
 from perfmodel.analysis import summary
 from perfmodel.measure.detect import match_shipped, write_from_driver
 from perfmodel.measure.timing import do_bench, summarize
@@ -14,11 +15,11 @@ from perfmodel.measure.validate import plan, sweep_sample
 def test_full_plan_is_ladder_times_sizes_plus_baseline_plus_sample():
     dev = load_device("h100-sxm")
     pts = plan(dev, quick=False)
-    assert len(pts) == 4 * (1 + len(kernel_ids())) + 104
+    assert len(pts) == 4 * (1 + len(ladder_on("9.0"))) + 104
     assert sum(1 for g, c, s in pts if g == "baseline") == 4
     assert {s for g, c, s in pts if g == "sweep"} == {4096}
     quick = plan(dev, quick=True)
-    assert len(quick) == 1 + len(kernel_ids()) and {s for _, _, s in quick} == {2048}
+    assert len(quick) == 1 + len(ladder_on("9.0")) and {s for _, _, s in quick} == {2048}
 
 
 def test_sweep_sample_is_stratified_deterministic_and_seeded():
