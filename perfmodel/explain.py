@@ -137,8 +137,7 @@ def render(p: Prediction) -> str:
                  f"longer than one load phase ({via}))")
     if p.edge_blocks:
         L.append(f"Edge: {p.edge_blocks:,} of {p.waves.blocks:,} blocks lie on a ragged edge and run the guarded edge body: "
-                 + (f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave (its loop and the k-tile loop "
-                    f"replayed with their global loads' latency)" if p.edge_extra_cycles_per_tile is not None
+                 + (_edge_text(p) if p.edge_extra_cycles_per_tile is not None
                     else "predicted as interior blocks (no SASS of the edge body here)"))
     L.append(f"C stores: the last wave's tiles take {p.last_wave_store_us:.2f} us after its last k-tile (nothing left to hide them)")
     if p.lone_block_store_us > 0:
@@ -172,6 +171,21 @@ def render(p: Prediction) -> str:
     if p.interval is not None:
         L.extend(render_interval(p))
     return "\n".join(L)
+
+
+def _edge_text(p: Prediction) -> str:
+    """What the guarded edge body adds: per k-tile on an SM of a full wave (in proportion to its share of the
+    grid's blocks) and on the last wave's busiest SM, and in all (model.predict.edge_stage's edge_cycles)."""
+    last = f"+{p.edge_extra_cycles_per_tile:,.0f} cycles per k-tile in the last wave"
+    full = p.edge_extra_cycles_per_tile_full
+    earlier = p.waves.full_waves if p.waves.tail_blocks_per_sm > 0 else max(p.waves.full_waves - 1, 0)
+    if earlier and full is not None:
+        share = p.edge_blocks / max(p.waves.blocks, 1)
+        last += (f" and +{full:,.0f} on an SM of each earlier wave whose blocks all run it ({share:.0%} of the grid's blocks "
+                 f"do)")
+    total_us = p.edge_cycles / (p.sm_clock_MHz * 1e6) * 1e6
+    return (f"{last}, {total_us:,.2f} us of the {p.time_s * 1e6:,.2f} us in all (its loop and the k-tile loop replayed "
+            f"with their global loads' latency)")
 
 
 PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",

@@ -99,6 +99,28 @@ def test_no_edge_no_change():
     assert c.edge_blocks == 32 + 32 - 1 and c.edge_extra_cycles_per_tile > 0
 
 
+def test_every_wave_that_runs_the_edge_body_pays_it_and_the_text_says_so():
+    """K = 4093 puts every block on the edge (K is no multiple of bk): each full wave pays the edge body per
+    k-tile as the last one does, the total is ktiles x (waves x per k-tile), and the explanation names both."""
+    from perfmodel.explain import render
+    dev = load_device("h100-sxm")
+    cfg = KernelConfig.make("double_buffer")
+    prog = {"id": "x", "cls": "F" * 512, "wide": [0] * 512, "deps": [[] for _ in range(512)]}
+    slow = {"id": "y", "cls": "G" * 8 + "F" * 512, "wide": [1] * 8 + [0] * 512, "deps": [[] for _ in range(8)] + [[8]] * 512}
+    p = predict(dev, cfg, 4096, 4096, 4093, build=BuildFacts(registers=128, program=prog, edge_program=slow, origin="given"))
+    w = p.waves
+    assert p.edge_blocks == w.blocks and w.full_waves >= 2
+    earlier = w.full_waves if w.tail_blocks_per_sm else w.full_waves - 1
+    ktiles = -(-4093 // cfg.bk)
+    assert p.edge_extra_cycles_per_tile_full > 0
+    assert p.edge_cycles == pytest.approx(ktiles * (earlier * p.edge_extra_cycles_per_tile_full + p.edge_extra_cycles_per_tile))
+    text = render(p)
+    assert "on an SM of each earlier wave whose blocks all run it (100% of the grid's blocks do)" in text
+    assert f"{p.edge_cycles / (p.sm_clock_MHz * 1e6) * 1e6:,.2f} us of the {p.time_s * 1e6:,.2f} us in all" in text
+    q = predict(dev, cfg, 4000, build=BuildFacts(registers=128, program=prog, edge_program=slow, origin="given"))
+    assert q.edge_blocks < q.waves.blocks and "(" in render(q).split("Edge:")[1].split("\n")[0]
+
+
 def test_the_edge_term_on_the_recorded_ragged_and_skinny_points():
     """Every verified point of the recorded H100 shape run with edge blocks (hold-out left out), predicted
     with the edge loops archived beside the run and without them: the term must cut the error by a fifth

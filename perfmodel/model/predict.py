@@ -1270,6 +1270,8 @@ class Prediction(_M):
     reduction_partials_MB: float = 0.0  # the partials it reads (4 x slices x M x N bytes)
     reduction_l2_MB: float = 0.0  # of them, what it reads from the L2 (the rest from DRAM)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
+    edge_extra_cycles_per_tile_full: Optional[float] = None  # the same for an SM of a full wave whose blocks all run it
+    edge_cycles: float = 0.0  # what the edge body adds to the whole run, every wave (cycles)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
     load_queue_cycles: float = 0.0  # what a lone block's scalar tile loads wait in the L1's queue for L2 lines (terms.load_queue_cycles)
     # the last wave's blocks, where the load-use window applies: cycles their prefetched tile's lines wait behind their own
@@ -1417,6 +1419,9 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         l2_tile_latency_cycles=float(t.l2_latency[k]), l2_second_read_share=float(t.second_share[k]),
         edge_extra_cycles_per_tile=(float(c.edge_extra_last[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
                                     else None),
+        edge_extra_cycles_per_tile_full=(float(c.edge_extra_full[k]) if c.edge_blocks[k] > 0 and build.edge_program and build.program
+                                         else None),
+        edge_cycles=float(bt.edge_cycles[k]),
         lockstep_extra_cycles=float(c.lockstep[k]),
         load_queue_cycles=float(c.load_queue[k]),
         data_stage_wait_cycles=float(c.data_stage_wait[k]),
