@@ -13,6 +13,8 @@
 //                    every block runs the edge body, as with 0
 //   SPLIT_K       1: block z of gridDim.z computes the k-tiles [z*T, (z+1)*T) of the ceil(K/BK), T = ceil(tiles /
 //                    gridDim.z), into the partial C + z*M*N (step 10; the host picks gridDim.z so that no slice is empty)
+//                 2: as 1, and the last of a tile's slices to finish sums the tile's partials in slice order into
+//                    the kernel's last two arguments' C, counting finished slices in a per-tile counter (step 13)
 #pragma once
 #ifndef DOUBLE_BUFFER
 #define DOUBLE_BUFFER 0
@@ -86,10 +88,19 @@ EDGE_BODY
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(NT)
 #endif
+#if SPLIT_K == 2
+#include "reduce_splits.cuh"
+#define SUM_ARGS , float* __restrict__ Cout, unsigned* __restrict__ done
+#else
+#define SUM_ARGS
+#endif
 extern "C" __global__ void LAUNCH_BOUNDS sgemm(const float* __restrict__ A, const float* __restrict__ B,
-                                                                   float* __restrict__ C, int M, int N, int K) {
+                                               float* __restrict__ C, int M, int N, int K SUM_ARGS) {
     __shared__ __align__(16) float As[(1 + DOUBLE_BUFFER) * BK * BM];
     __shared__ __align__(16) float Bs[(1 + DOUBLE_BUFFER) * BK * BNS];
+#if SPLIT_K == 2
+    float* const W = C;  // partial 0, where the sums start
+#endif
 #if SPLIT_K
     C += (size_t)blockIdx.z * M * N;  // this slice's partial C
 #endif
@@ -101,4 +112,7 @@ extern "C" __global__ void LAUNCH_BOUNDS sgemm(const float* __restrict__ A, cons
     if (interior(BM, BN, BK, M, N, K)) body<0>(A, B, C, M, N, K, As, Bs);
 #endif
     else body_edge(A, B, C, M, N, K, As, Bs);
+#if SPLIT_K == 2
+    sum_tile_if_last(W, Cout, done, M, N, BM, BN);
+#endif
 }

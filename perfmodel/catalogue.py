@@ -56,6 +56,8 @@ class KernelSpec(BaseModel):
     sampled: bool = True  # in `validate --seed N`'s random sample (kernels added later are not: recorded plans stay)
     values: dict[str, list[int]] = {}  # a sweep's values of a parameter where the kernel's differ from VALUES
     ranked: bool = True  # in choose's and bench's ranking and validate's ladder (false: predict and sweep --kernel only)
+    # kernels with slices of K: a second launch sums the partials (reduce_splits), or the last slice of a tile does (step 13)
+    reduction: Literal["second_kernel", "fused"] = "second_kernel"
 
 
 class Described(BaseModel):

@@ -147,7 +147,12 @@ def render(p: Prediction) -> str:
                f"lanes share the sectors they store ({p.c_store_ratio:.1f} sector bytes per byte of C), one block's burst a wave "
                f"whatever the {p.occupancy.blocks_per_sm} blocks of an SM")
         L.append(f"  and every earlier wave's {p.lone_block_store_us:.2f} us in all: {why}")
-    if p.k_slices > 1:
+    if p.k_slices > 1 and p.reduction_fused:
+        L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
+                 f"the k-tiles are one slice's); each slice writes a partial C and the last of a tile's slices to finish sums the tile's "
+                 f"{p.k_slices} partials in the same launch: {p.reduction_us:.2f} us (the busiest SM's sums through its L2->SM port, "
+                 f"after the fence, the counter and the first loads)")
+    elif p.k_slices > 1:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "
                  f"{p.reduction_us:.2f} us")

@@ -4,7 +4,8 @@ from perfmodel import KernelConfig, UserError, kernel_ids, load_device
 from perfmodel.catalogue import runs_on
 
 LADDER = ["naive", "coalesced", "smem_tiled", "tiled_1d", "tiled_2d", "tiled_2d_float4",
-          "bank_conflict_free", "double_buffer", "warp_tiled", "split_k", "async_pipeline", "coalesced_split_k"]
+          "bank_conflict_free", "double_buffer", "warp_tiled", "split_k", "async_pipeline", "coalesced_split_k",
+          "split_k_fused"]
 
 
 def test_manifest_names_the_fixed_ladder_in_order():

@@ -229,11 +229,13 @@ def test_choose_measure_times_the_pick_beside_cublas(tmp_path, monkeypatch, caps
     assert all(m["verified"] for m in ms)
 
 
-@pytest.mark.parametrize("kernel,extra", [("split_k", {}), ("coalesced_split_k", {}), ("coalesced_split_k", {"bm": 4, "bn": 32})])
+@pytest.mark.parametrize("kernel,extra", [("split_k", {}), ("split_k_fused", {}), ("split_k_fused", {"ragged": "inner4"}),
+                                          ("coalesced_split_k", {}), ("coalesced_split_k", {"bm": 4, "bn": 32})])
 @pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (100, 36, 77), (1, 1, 1), (3, 4097, 4093)])
 def test_split_k_correct_and_bit_identical_on_every_run(gpu, kernel, extra, M, N, K):
-    """split_k and coalesced_split_k over interior (256^2 x 4096) and ragged shapes, at several splits (more
-    than k-tiles too): verified, and two runs give the same bits (the partials are summed in slice order, no atomics)."""
+    """split_k, split_k_fused and coalesced_split_k over interior (256^2 x 4096) and ragged shapes, at several splits
+    (more than k-tiles too): verified, and two runs give the same bits (the partials are summed in slice order; the
+    fused kernel's counters only pick which block sums)."""
     import numpy as np
 
     from perfmodel.measure.gpu import Problem
@@ -252,6 +254,30 @@ def test_split_k_correct_and_bit_identical_on_every_run(gpu, kernel, extra, M, N
             assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
             outs.append(gpu.drv.from_device(prob.C, (M, N), np.float32))
         assert np.array_equal(outs[0], outs[1]), f"{cfg.label()} {M}x{N}x{K}: two runs differ"
+
+
+@pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (1, 4096, 4096), (3, 4097, 4093)])
+def test_split_k_fused_gives_split_k_s_bits(gpu, M, N, K):
+    """The fused kernel's sums are step 10's second kernel's, in the same order: the same C bit for bit, at the
+    same tiles and slices, and again after many launches (the counters reset themselves)."""
+    import numpy as np
+
+    from perfmodel.measure.gpu import Problem
+
+    prob = Problem(gpu, M, N, K, seed=13)
+    for params in ({"splits": 4}, {"splits": 32, "bm": 16, "bn": 256, "bk": 16, "tm": 8, "tn": 8}):
+        outs = []
+        for kernel in ("split_k", "split_k_fused"):
+            cfg = KernelConfig.make(kernel, **params)
+            run = gpu.launcher(cfg, gpu.function(cfg), prob.A, prob.B, prob.C, M, N, K)
+            for _ in range(1 if kernel == "split_k" else 20):
+                prob.poison()
+                run()
+            gpu.sync()
+            ok, err, how = prob.verify()
+            assert ok, f"{cfg.label()} {M}x{N}x{K}: {how}"
+            outs.append(gpu.drv.from_device(prob.C, (M, N), np.float32))
+        assert np.array_equal(outs[0], outs[1]), f"{params} {M}x{N}x{K}: split_k_fused's C differs from split_k's"
 
 
 @pytest.mark.parametrize("M,N,K", [(512, 512, 1024), (129, 257, 67), (100, 36, 513), (1, 1, 1)])
@@ -288,7 +314,7 @@ def test_inner_body_correct_on_ragged_sizes(gpu, M, N, K):
                  KernelConfig.make("double_buffer", bm=64, bn=128, bk=32, tm=8, tn=4, thread_tile="contiguous", a_transposed="no",
                                    frag_width=1, ragged=r),
                  KernelConfig.make("tiled_2d_float4", load_width=1, ragged=r)]
-        cfgs += [KernelConfig.make("split_k", splits=s, bk=16, ragged=r) for s in (2, 3, 7)]
+        cfgs += [KernelConfig.make(k, splits=s, bk=16, ragged=r) for s in (2, 3, 7) for k in ("split_k", "split_k_fused")]
     cubins = compile_all(gpu, {c.label(): c for c in cfgs})
     wrong = _wrong_results(gpu, Problem(gpu, M, N, K, seed=11), [(c, cubins[c.label()]) for c in cfgs])
     assert not wrong, f"{len(wrong)} of {len(cfgs)} wrong at {M}x{N}x{K}: " + "; ".join(wrong)

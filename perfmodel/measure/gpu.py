@@ -118,7 +118,8 @@ class Gpu:
     # ---- run --------------------------------------------------------------------------------
     def launcher(self, cfg: KernelConfig, fn, A, B, C, M, N, K):
         """What one timed run launches: the kernel; for split_k and coalesced_split_k the kernel over the grid's slices of K
-        (catalogue.split_slices) into partials, then `reduce_splits` summing them into C in slice order."""
+        (catalogue.split_slices) into partials, then `reduce_splits` summing them into C in slice order; for
+        split_k_fused (manifest `reduction = "fused"`) the kernel alone, whose last slice of each tile sums it."""
         block = (cfg.threads, 1, 1)
         if cfg.k_splits == 1:
             grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), 1)
@@ -128,6 +129,15 @@ class Gpu:
         work = self.workspace(4 * slices * M * N)
         grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), slices)
         args = (A, B, work, np.int32(M), np.int32(N), np.int32(K))
+        if cfg.spec.reduction == "fused":  # step 13: the last slice of each tile sums it; a zeroed counter a tile
+            done = self.drv.mem_alloc(4 * grid[0] * grid[1])
+            self.drv.memset_d32(done, 0, grid[0] * grid[1])
+            fargs = args + (C, done)
+
+            def run_fused():
+                fn(*fargs, block=block, grid=grid)
+            run_fused.keep = done  # the counters live as long as the launcher (each launch leaves them zeroed)
+            return run_fused
         reduce = self.function(cfg, name="reduce_splits")
         per_thread = 4 if (M * N) % 4 == 0 else 1
         rgrid = (math.ceil(M * N / per_thread / 256), 1, 1)

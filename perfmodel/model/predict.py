@@ -731,6 +731,10 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     launch_s = launch_overhead_s(device)
     total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles + lone_store
     reduce_s = reduction_seconds(device, M, N, t.slices, hz)
+    fused = np.array([c.spec.reduction == "fused" for c in configs])
+    if fused.any():  # step 13: no second kernel; the last wave's tiles' sums are what nothing hides
+        port = fig.l2_port_bytes_per_clock or device.memory.smem_bandwidth_bytes_per_clock_per_sm
+        reduce_s = np.where(fused, fused_reduction_seconds(device, r, M, N, t.slices, port, hz), reduce_s)
     time_s = total_cycles / hz + launch_s + reduce_s
     gflops = np.where(o.blocks_per_sm > 0, t.flops / time_s * 1e-9, 0.0)
     bound = c.cycles.argmax(axis=0)
@@ -858,6 +862,25 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2; 0 beyond it
     stream = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
     return np.where(s > 1, fixed + stream, 0.0)
+
+
+def fused_reduction_seconds(device: DeviceSpec, r: ResourceStage, M, N, slices, port_bpc, hz) -> np.ndarray:
+    """split_k_fused's sums (kernels/reduce_splits.cuh, sum_tile_if_last): no second launch. Every block stores
+    its partial tile, fences, and counts itself in its tile's counter; the last of the tile's slices reads the
+    tile's s partials back from the L2 and writes C. The grid's slice index is its slowest dimension, so the
+    last slices run in the last wave(s), and what nothing hides is the busiest SM's sums there: its share of
+    the tiles' last blocks (one tile a block, at most the blocks it holds), each reading s partials of the
+    tile's elements inside C and writing them once through the SM's L2->SM port (port_bpc bytes a clock),
+    after three L2 round trips in a chain (the fence, the counter's atomic, the first partials' loads). The
+    sums of tiles that finish earlier take their SM's port while its other blocks compute: counted whole
+    too (the SM's share of all the tiles, ceil(tiles / SMs)), an upper bound. 0 for one slice."""
+    s = np.asarray(slices, dtype=float)
+    tiles = np.ceil(np.asarray(M, float) / r.bm) * np.ceil(np.asarray(N, float) / r.bn)
+    sms = device.compute.sm_count
+    last_blocks = np.ceil(tiles / sms)
+    tile_bytes = 4.0 * r.bm * r.bn * T.c_tile_filled(M, N, r.bm, r.bn)
+    cycles = last_blocks * (s + 1.0) * tile_bytes / port_bpc + 3.0 * device.latency.l2_latency_cycles
+    return np.where(s > 1, cycles / hz, 0.0)
 
 
 def reduction_parts(device: DeviceSpec, M, N, slices, hz) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -1265,6 +1288,7 @@ class Prediction(_M):
     l2_tile_latency_cycles: float = 0.0
     l2_second_read_share: float = 0.0
     reduction_us: float = 0.0  # split_k: the second kernel summing the slices' partials (reduction_seconds)
+    reduction_fused: bool = False  # the last slice of each tile sums it in the main kernel (split_k_fused), no second kernel
     reduction_fixed_us: float = 0.0  # of which its fixed part (reduction_parts)
     reduction_fixed_measured: bool = False  # that part is the generation's measured floor (else the second launch and a latency)
     reduction_partials_MB: float = 0.0  # the partials it reads (4 x slices x M x N bytes)
@@ -1412,7 +1436,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         last_wave_store_us=float(bt.store_cycles[k]) / hz * 1e6,
         lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6, c_store_ratio=float(bt.resources.c_store_ratio[k]),
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
-        **_reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz),
+        **({"reduction_fused": True} if config.spec.reduction == "fused" and t.slices[k] > 1 else
+           _reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz)),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
         flush_writeback_us=float(t.writeback_us[k]),
         dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
