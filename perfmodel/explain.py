@@ -150,8 +150,8 @@ def render(p: Prediction) -> str:
     if p.k_slices > 1 and p.reduction_fused:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C and the last of a tile's slices to finish sums the tile's "
-                 f"{p.k_slices} partials in the same launch: {p.reduction_us:.2f} us (the busiest SM's sums through its L2->SM port, "
-                 f"after the fence, the counter and the first loads)")
+                 f"{p.k_slices} partials in the same launch: {p.reduction_us:.2f} us (the busiest SM's sums: each "
+                 f"its thread's chain of loads from the L2 or its bytes through the L2->SM port, after the fence and the counter)")
     elif p.k_slices > 1:
         L.append(f"Split-K: {p.k_slices} slices of K, {p.waves.blocks // p.k_slices:,} output tiles each (the blocks above count every slice's, "
                  f"the k-tiles are one slice's); each slice writes a partial C, and a second kernel reads the {p.k_slices} partials and writes C: "

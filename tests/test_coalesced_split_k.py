@@ -65,9 +65,9 @@ def test_choose_bench_and_the_ladder_leave_it_out():
     """ranked = false: the model predicts it 29 % too fast on the H200 (docs/kernels.md, step 12), so choose
     and validate's ladder leave it out; predict and sweep --kernel take it."""
     assert "coalesced_split_k" not in ranked_kernels() and "coalesced_split_k" not in ladder_on("9.0")
-    assert set(ranked_kernels()) == set(kernel_ids()) - {"coalesced_split_k"}
+    assert set(ranked_kernels()) == set(kernel_ids()) - {"coalesced_split_k", "split_k_fused"}
     ch, rk = choose(Figures.load("h200"), Problem(1, 4096, 4096), runners=2, sass_top=0)
-    assert "coalesced_split_k" not in {c.kernel for c in rk.configs} and ch.pick.config.kernel in ("split_k", "split_k_fused")
+    assert "coalesced_split_k" not in {c.kernel for c in rk.configs} and ch.pick.config.kernel == "split_k"
 
 
 def test_the_model_counts_the_slices_and_their_reduction():

@@ -868,18 +868,27 @@ def fused_reduction_seconds(device: DeviceSpec, r: ResourceStage, M, N, slices, 
     """split_k_fused's sums (kernels/reduce_splits.cuh, sum_tile_if_last): no second launch. Every block stores
     its partial tile, fences, and counts itself in its tile's counter; the last of the tile's slices reads the
     tile's s partials back from the L2 and writes C. The grid's slice index is its slowest dimension, so the
-    last slices run in the last wave(s), and what nothing hides is the busiest SM's sums there: its share of
-    the tiles' last blocks (one tile a block, at most the blocks it holds), each reading s partials of the
-    tile's elements inside C and writing them once through the SM's L2->SM port (port_bpc bytes a clock),
-    after three L2 round trips in a chain (the fence, the counter's atomic, the first partials' loads). The
-    sums of tiles that finish earlier take their SM's port while its other blocks compute: counted whole
-    too (the SM's share of all the tiles, ceil(tiles / SMs)), an upper bound. 0 for one slice."""
+    last slices run in the last wave(s). The busiest SM sums ceil(tiles / SMs) tiles (those that finish earlier
+    take its port while its other blocks compute: counted whole, an upper bound), each after three L2 round
+    trips in a chain (the fence, the counter's atomic, the first partials' loads) and each the longer of:
+    - its bytes through the SM's L2->SM port (port_bpc a clock): s partials of the tile's elements inside C
+      read, and C written once;
+    - the chain of one thread's loads: the block's threads take the tile's elements in turn (four floats at a
+      time where N is a multiple of 4), and for each element its s partials in passes of four loads (the
+      source's `#pragma unroll 4`), one L2 latency a pass (measured on the H200: the pointer chase alone put
+      the picks 10-190 % fast, docs/kernels.md, step 13).
+    0 for one slice."""
     s = np.asarray(slices, dtype=float)
-    tiles = np.ceil(np.asarray(M, float) / r.bm) * np.ceil(np.asarray(N, float) / r.bn)
+    M, N = np.asarray(M, float), np.asarray(N, float)
+    tiles = np.ceil(M / r.bm) * np.ceil(N / r.bn)
     sms = device.compute.sm_count
-    last_blocks = np.ceil(tiles / sms)
-    tile_bytes = 4.0 * r.bm * r.bn * T.c_tile_filled(M, N, r.bm, r.bn)
-    cycles = last_blocks * (s + 1.0) * tile_bytes / port_bpc + 3.0 * device.latency.l2_latency_cycles
+    filled = T.c_tile_filled(M, N, r.bm, r.bn)
+    tile_bytes = 4.0 * r.bm * r.bn * filled
+    lat = device.latency.l2_latency_cycles
+    width = np.where(N % 4 == 0, 4.0, 1.0)
+    per_thread = np.ceil(r.bm * r.bn * filled / width / np.maximum(r.threads, 1))
+    chain = per_thread * np.ceil(s / 4.0) * lat
+    cycles = np.ceil(tiles / sms) * (np.maximum((s + 1.0) * tile_bytes / port_bpc, chain) + 3.0 * lat)
     return np.where(s > 1, cycles / hz, 0.0)
 
 
