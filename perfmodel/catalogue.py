@@ -279,10 +279,12 @@ class KernelConfig(BaseModel):
 
     @property
     def smem_bytes(self) -> int:
-        """Static shared memory: buffers x (bm*bk + bk*bn) floats."""
+        """Static shared memory: buffers x (bm*bk + bk*bn) floats, and split_k_fused's one-byte flag of the tile's
+        last slice (kernels/reduce_splits.cuh, sum_tile_if_last)."""
         if not self.spec.uses_smem:
             return 0
-        return self.buffers * (self.bm * (self.bk + self.spec.a_pad) + self.bk * self.b_row) * FLOAT_BYTES
+        flag = 1 if self.spec.reduction == "fused" else 0
+        return self.buffers * (self.bm * (self.bk + self.spec.a_pad) + self.bk * self.b_row) * FLOAT_BYTES + flag
 
     def extra_params(self) -> dict[str, int]:
         """The parameters the sweep's table has no column for (async_pipeline's stages, split_k's splits)."""
