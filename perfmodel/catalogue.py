@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Literal, Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from .errors import UserError
 from .paths import data_dir
@@ -56,8 +56,17 @@ class KernelSpec(BaseModel):
     sampled: bool = True  # in `validate --seed N`'s random sample (kernels added later are not: recorded plans stay)
     values: dict[str, list[int]] = {}  # a sweep's values of a parameter where the kernel's differ from VALUES
     ranked: bool = True  # in choose's and bench's ranking and validate's ladder (false: predict and sweep --kernel only)
+    why_unranked: Optional[str] = None  # with ranked = false (and only then): why, as choose prints it
     # kernels with slices of K: a second launch sums the partials (reduce_splits), or the last slice of a tile does (step 13)
     reduction: Literal["second_kernel", "fused"] = "second_kernel"
+
+    @model_validator(mode="after")
+    def _unranked_says_why(self) -> "KernelSpec":
+        if not self.ranked and not (self.why_unranked or "").strip():
+            raise ValueError(f"kernel {self.id}: ranked = false needs why_unranked (the reason choose prints)")
+        if self.ranked and self.why_unranked is not None:
+            raise ValueError(f"kernel {self.id}: why_unranked is for ranked = false kernels only")
+        return self
 
 
 class Described(BaseModel):
@@ -109,8 +118,13 @@ def kernel_ids() -> list[str]:
 
 def ranked_kernels() -> list[str]:
     """The kernels `choose` and `bench` rank and validate measures as its ladder: all but those the manifest
-    marks `ranked = false` (coalesced_split_k, which the model predicts 29 % too fast: docs/kernels.md, step 12)."""
+    marks `ranked = false`, each with its `why_unranked` (unranked_kernels)."""
     return [k for k, s in kernel_specs().items() if s.ranked]
+
+
+def unranked_kernels() -> dict[str, str]:
+    """The kernels left out of the ranking (manifest `ranked = false`), each with the manifest's reason."""
+    return {k: s.why_unranked for k, s in kernel_specs().items() if not s.ranked}
 
 
 def tiled_kernels() -> list[str]:

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .catalogue import KernelConfig, get_kernel, not_applicable, ranked_kernels
+from .catalogue import KernelConfig, get_kernel, not_applicable, ranked_kernels, unranked_kernels
 from .model import terms as T
 from .model import uncertainty as U
 from .model.figures import Figures
@@ -51,6 +51,7 @@ class Choice:
     runners: list  # the next configurations of the ranking
     best_per_kernel: list  # the best configuration of every other kernel
     not_applicable: dict = field(default_factory=dict)  # kernel -> why no configuration of it is valid here
+    not_ranked: dict = field(default_factory=dict)  # kernel -> why the ranking leaves it out (manifest why_unranked)
 
 
 def _per_flop(bt: PredictionBatch, i: int) -> tuple[float, float]:
@@ -123,4 +124,5 @@ def choose(fig: Figures, problem: Problem, runners: int = 4, sass_top: int = SAS
           for k in ranked_kernels() if k not in seen}
     return Choice(device=fig.device.name, figures=fig.kind, M=M, N=N, K=K, considered=rk.considered, valid=len(rk.configs),
                   pick=cand(first), runners=[cand(i) for i in order[1: runners + 1]],
-                  best_per_kernel=[cand(i) for i in best_of if i != first], not_applicable=na), rk
+                  best_per_kernel=[cand(i) for i in best_of if i != first], not_applicable=na,
+                  not_ranked=unranked_kernels()), rk

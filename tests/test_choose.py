@@ -59,3 +59,31 @@ def test_why_it_loses_says_how_far_below_the_pick_it_is_shown():
     for c in ch.runners + ch.best_per_kernel:
         pct = float(c.why.split(" % below the pick")[0])
         assert pct == round(100 * (1 - c.gflops / ch.pick.gflops), 1), c.why
+
+
+def test_choose_names_the_kernels_it_leaves_out_and_why(capsys):
+    """The kernels the manifest marks ranked = false are listed with the manifest's reason, in the text and the JSON."""
+    from perfmodel.catalogue import kernel_ids, unranked_kernels
+
+    left_out = unranked_kernels()
+    assert set(left_out) == set(kernel_ids()) - set(ranked_kernels()) and left_out
+    assert all(why and "docs/kernels.md" in why for why in left_out.values())
+    assert main(["choose", "--device", "v100", "--size", "1024", "--sass", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for k, why in left_out.items():
+        assert any(line.strip().startswith(f"{k}: not ranked, {why};") for line in lines), k
+    assert main(["choose", "--device", "v100", "--size", "1024", "--sass", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["not_ranked"] == left_out
+
+
+def test_an_unranked_kernel_must_say_why():
+    import pytest
+    from pydantic import ValidationError
+
+    from perfmodel.catalogue import KernelSpec, get_kernel
+
+    spec = get_kernel("coalesced_split_k").model_dump()
+    with pytest.raises(ValidationError, match="needs why_unranked"):
+        KernelSpec(**{**spec, "why_unranked": None})
+    with pytest.raises(ValidationError, match="ranked = false kernels only"):
+        KernelSpec(**{**get_kernel("split_k").model_dump(), "why_unranked": "anything"})

@@ -43,7 +43,8 @@ def run(a) -> int:
     if a.json:
         print(json.dumps(dict(device=ch.device, figures=ch.figures, M=ch.M, N=ch.N, K=ch.K, considered=ch.considered,
                               valid=ch.valid, pick=_json(ch.pick), runners=[_json(c) for c in ch.runners],
-                              best_per_kernel=[_json(c) for c in ch.best_per_kernel], not_applicable=ch.not_applicable),
+                              best_per_kernel=[_json(c) for c in ch.best_per_kernel], not_applicable=ch.not_applicable,
+                              not_ranked=ch.not_ranked),
                          indent=2))
     else:
         p = ch.pick
@@ -60,6 +61,8 @@ def run(a) -> int:
             print(_row(c))
         for k, why in ch.not_applicable.items():
             print(f"      {k}: not applicable ({why})")
+        for k, why in ch.not_ranked.items():
+            print(f"      {k}: not ranked, {why}; `perfmodel predict` and `sweep --kernel {k}` take it")
         n = sum(c.overlaps_pick for c in ch.runners)
         print(f"\nP>pick: the share of draws of the inputs and the model's residual in which it is faster than the pick; "
               + (f"{n} of the {len(ch.runners)} runner-ups are in at least {100 * OVERLAP:.0f} % of them: the model cannot "
