@@ -21,7 +21,7 @@ from collections import defaultdict
 
 import numpy as np
 
-MIN_POINTS = 30  # as model.uncertainty.MIN_POINTS
+from perfmodel.model.uncertainty import MIN_POINTS
 
 
 def edge(row: dict) -> bool:
