@@ -16,7 +16,7 @@ import numpy as np
 
 from perfmodel.accuracy import figures_for
 from perfmodel.analysis import load_run, rows, run_facts
-from perfmodel.catalogue import KernelConfig, edge_blocks
+from perfmodel.catalogue import KernelConfig
 from perfmodel.measure import sass
 
 
@@ -36,9 +36,7 @@ def points(run_dir: str, figures: str = "measured") -> list[dict]:
         if r.get("error_pct") is None or not m.spill_bytes:
             continue
         cfg = KernelConfig.make(m.kernel, **m.config)
-        if not cfg.spec.uses_smem or edge_blocks(m.M, m.N, m.K, cfg.bm, cfg.bn, cfg.bk, cfg.ragged)[1] <= 0:
-            continue
-        bf = rf.for_measurement(m, cfg)
+        bf = rf.for_measurement(m, cfg)  # its edge program only where the point has blocks in the edge body
         if bf.edge_program is None or bf.program is None:
             continue
         p = r["_prediction"]
