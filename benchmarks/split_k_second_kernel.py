@@ -1,4 +1,4 @@
-"""split_k's second kernel launched four ways, timed as validate times a run, on the split_k picks of a recorded
+"""split_k's second kernel launched five ways, timed as validate times a run, on the split_k picks of a recorded
 `perfmodel bench` run (GPU to measure; CPU to print a record). Writes JSON to the path given and prints a table last.
 
 split_k (kernels/10_split_k.cu) sums its slices' partials in a second kernel, reduce_splits, whose launch and floor

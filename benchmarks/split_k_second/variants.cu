@@ -1,12 +1,12 @@
-// split_k (kernels/10_split_k.cu) with its second kernel launched four ways, for
+// split_k (kernels/10_split_k.cu) with two builds of its main kernel and four of its second, for
 // benchmarks/split_k_second_kernel.py. The main kernel is step 10's, compiled from the catalogue's source
 // (`sgemm_plain`), and again with one instruction at its start (`sgemm_trigger`: griddepcontrol.launch_dependents,
 // which lets a kernel launched behind it with programmatic stream serialization start its blocks once every
 // block of this grid has started). The sums are reduce_splits' (kernels/reduce_splits.cuh) in the same slice
 // order, so every variant gives C bit for bit: `reduce_wait` waits first for the grid before it
 // (griddepcontrol.wait: all its blocks done and their stores visible; a no-op in a kernel launched without the
-// attribute), `reduce_wide` loads sixteen partials of its element before it adds them (one load latency a
-// sixteen slices, where reduce_splits' loop, unrolled four times, waits once every four), `reduce_wait_wide` both.
+// attribute), `reduce_wide` loads sixteen partials of its element before it adds them (one load latency for
+// every sixteen slices, where reduce_splits' loop, unrolled four times, waits once every four), `reduce_wait_wide` both.
 #define sgemm sgemm_plain
 #include "10_split_k.cu"
 #undef sgemm
