@@ -16,6 +16,7 @@ import json
 import math
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -35,11 +36,12 @@ def rows(run: Path) -> list[dict]:
     bench = json.loads((run / "bench.json").read_text())
     fig = analysis.run_figures(run)  # the run's device and its own calibration
     cc = fig.effective.compute_capability
+    launch = analysis.load_run(run).environment.reduction_launch or "stream"  # how the run launched split_k's second kernel
     out = []
     for s in bench["shapes"]:
         kernel, params = s["pick"].split(" ", 1)
         cfg = KernelConfig.make(kernel, **json.loads(params))
-        p = predict(fig, cfg, s["M"], s["N"], s["K"], build=for_config(cfg, cc, estimate=True))  # the reduction needs no registers
+        p = predict(fig, cfg, s["M"], s["N"], s["K"], build=replace(for_config(cfg, cc, estimate=True), reduction_launch=launch))  # the reduction needs no registers
         t = s["flop"] / (s["pick_gflops"] * 1e9) * 1e6  # measured microseconds
         out.append(dict(shape=s["shape"], cls=s["shape_class"], kernel=kernel, t=t, M=s["M"], flop=s["flop"],
                         cublas=s["cublas_gflops"], ratio=s["vs_cublas"], red=p.reduction_us if p.k_slices > 1 else 0.0,

@@ -6,7 +6,9 @@ cost every pick 3.5-8.1 us (docs/measurement.md, "Where the picks lose time to s
 split_k pick of the bench run this times, beside cuBLAS, with the L2 flushed before each repetition
 (perfmodel.measure.timing.bench_us, validate's timing):
 
-  validate    the catalogue's launcher (Gpu.launcher: the kernel, then reduce_splits), as the bench run timed it
+  validate    the catalogue's launcher (Gpu.launcher: the kernel, then reduce_splits) as it launches today: on sm_90
+              and newer the second kernel programmatically (the record names it: `validate_launch`; records
+              without that key were taken before, with the usual launch, as the bench run timed it)
   two         the same two kernels from this script's build (benchmarks/split_k_second/variants.cu), both
               launched through cuLaunchKernelEx: the check that the build and the launch path change nothing
   main        the main kernel alone (no sums: C is not written): what the second kernel adds
@@ -43,7 +45,6 @@ VARIANTS = {  # name: (main kernel, second kernel, programmatic launch) ; None: 
     "pdl+trigger": ("sgemm_trigger", "reduce_wait", True),
     "pdl+trigger+wide": ("sgemm_trigger", "reduce_wait_wide", True),
 }
-PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cuda.h)
 
 
 class UsageError(Exception):
@@ -85,49 +86,6 @@ def parse(argv):
     return a
 
 
-class _Attr(ctypes.Structure):  # CUlaunchAttribute: id, padding, a 64-byte union
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int), ("rest", ctypes.c_char * 60)]
-
-
-class _Config(ctypes.Structure):  # CUlaunchConfig
-    _fields_ = [("gx", ctypes.c_uint), ("gy", ctypes.c_uint), ("gz", ctypes.c_uint), ("bx", ctypes.c_uint),
-                ("by", ctypes.c_uint), ("bz", ctypes.c_uint), ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(_Attr)), ("nattrs", ctypes.c_uint)]
-
-
-class Module:
-    """A cubin loaded through the driver API (ctypes), its kernels launched with cuLaunchKernelEx on the default stream."""
-
-    def __init__(self, cu, cubin: bytes):
-        self.cu, self.mod, self._buf = cu, ctypes.c_void_p(), ctypes.create_string_buffer(cubin)
-        self._check(cu.cuModuleLoadData(ctypes.byref(self.mod), self._buf), "cuModuleLoadData")
-        self.fns = {}
-
-    def _check(self, rc, what):
-        if rc != 0:
-            raise RuntimeError(f"{what} failed with CUresult {rc}")
-
-    def fn(self, name):
-        if name not in self.fns:
-            f = ctypes.c_void_p()
-            self._check(self.cu.cuModuleGetFunction(ctypes.byref(f), self.mod, name.encode()), f"cuModuleGetFunction({name})")
-            self.fns[name] = f
-        return self.fns[name]
-
-    def launcher(self, name, grid, block, args, programmatic=False):
-        """A callable that launches kernel `name`; args are ctypes values (kept alive with the callable)."""
-        f = self.fn(name)
-        vals = list(args)
-        params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
-        attr = _Attr(id=PROGRAMMATIC_STREAM_SERIALIZATION, value=1)
-        cfg = _Config(*grid, *block, 0, None, ctypes.pointer(attr) if programmatic else None, 1 if programmatic else 0)
-
-        def launch():
-            self._check(self.cu.cuLaunchKernelEx(ctypes.byref(cfg), f, params, None), f"cuLaunchKernelEx({name})")
-        launch.keep = (vals, params, attr, cfg)
-        return launch
-
-
 def main(argv) -> int:
     a = parse(argv)
     if a.table:
@@ -137,6 +95,7 @@ def main(argv) -> int:
     from perfmodel.catalogue import split_slices
     from perfmodel.measure import build
     from perfmodel.measure.gpu import Gpu, Problem
+    from perfmodel.measure.launch import Module
     from perfmodel.measure.timing import bench_us
     from perfmodel.paths import data_dir
 
@@ -188,7 +147,8 @@ def main(argv) -> int:
         print(f"  {j}/{len(todo)} {p['shape']} ({slices} slices): validate {med['validate']['median_us']:.1f} us, "
               f"pdl+trigger {med['pdl+trigger']['median_us']:.1f}, main {med['main']['median_us']:.1f} "
               f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-    rec = dict(gpu=gpu.name, sms=gpu.sm_count, bench=Path(a.bench).name, variants={k: list(v) for k, v in VARIANTS.items()},
+    rec = dict(gpu=gpu.name, sms=gpu.sm_count, bench=Path(a.bench).name, validate_launch="programmatic" if gpu.programmatic else "stream",
+               variants={k: list(v) for k, v in VARIANTS.items()},
                timing="perfmodel.measure.timing.bench_us: L2 flushed before each repetition, one event pair each", rows=rows)
     Path(a.out).write_text(json.dumps(rec, indent=1))
     print(f"wrote {a.out}")
@@ -226,7 +186,8 @@ def summary(rec, bench: Path | None = None) -> dict:
 
 def table(rec, bench: Path | None = None) -> str:
     names = ["validate"] + list(rec["variants"])
-    L = [f"{rec['gpu']}: split_k picks of {rec['bench']}, median us of each launch way (validate's timing)", "",
+    L = [f"{rec['gpu']}: split_k picks of {rec['bench']}, median us of each launch way (validate's timing; validate's second "
+         f"kernel launched the {'programmatic' if rec.get('validate_launch') == 'programmatic' else 'usual'} way)", "",
          "| shape | slices | cuBLAS | " + " | ".join(names) + " | same bits |",
          "|---|---:|---:|" + "---:|" * len(names) + "---|"]
     for r in rec["rows"]:

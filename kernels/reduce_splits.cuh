@@ -2,9 +2,15 @@
 // (W: S partials of M*N floats) in slice order, so the same inputs give the same C on every run (no atomics);
 // four elements per thread where M*N is a multiple of 4 (the partials are then 16-byte aligned), else one.
 // Step 13 sums inside the main kernel instead (sum_tile_if_last, below): the same sums in the same order.
+// On sm_90 and newer the host launches it with programmatic stream serialization (perfmodel/measure/launch.py), so
+// its launch is set up while the main kernel runs; its first instruction then waits for the main kernel's grid
+// (griddepcontrol.wait: every block done, its partials visible). Launched the usual way, the wait does nothing.
 #pragma once
 extern "C" __global__ void __launch_bounds__(256) reduce_splits(const float* __restrict__ W, float* __restrict__ C,
                                                                 long long mn, int slices) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (mn % 4 == 0) {
         if (4 * i >= mn) return;

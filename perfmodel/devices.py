@@ -136,6 +136,11 @@ class Latency(_Strict):
     # thread's chain of one load a slice. None where nobody measured it (the second launch and one load
     # latency stand for it)
     reduction_floor_us_by_slices: Optional[dict[str, PositiveFloat]] = None
+    # what launching that reduction with programmatic stream serialization (programmatic dependent launch:
+    # set up while the kernel before it runs, waiting for it in its own first instruction) takes off its
+    # time behind that kernel, against the usual launch (both timed as validate times a run: one event pair
+    # around the two kernels). None where nobody measured it (no saving counted)
+    programmatic_launch_saving_us: Optional[PositiveFloat] = None
     # how long a line that streams from DRAM takes against the lines each SM has in flight, as a multiple
     # of dram_latency_cycles (a pointer chase: one line in flight in the whole GPU), by DRAM lines in flight
     # per SM (model.terms.loaded_dram_latency). None where nobody measured it (the pointer chase stands).
@@ -272,7 +277,8 @@ GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "i
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
                               "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
-                               "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices")}
+                               "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices",
+                               "programmatic_launch_saving_us")}
 # the part of a `perfmodel calibrate` file that measures the SM rather than the memory system (DRAM and
 # L2 bandwidths and latencies stay the device file's): what a generation's [measured] section holds
 GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma_outer_GFLOPS_by_warps_per_sm",
@@ -289,7 +295,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # measured by this project on any GPU, only datasheets and published microbenchmarks
 MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
-                 "latency.reduction_floor_us_by_slices", "latency.dram_latency_ratio_by_lines_in_flight",
+                 "latency.reduction_floor_us_by_slices", "latency.programmatic_launch_saving_us", "latency.dram_latency_ratio_by_lines_in_flight",
                  "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB",
                  "memory.l2_load_pass_cycles_by_warps_by_loads")
 

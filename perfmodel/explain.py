@@ -158,6 +158,9 @@ def render(p: Prediction) -> str:
                  f"{p.reduction_us:.2f} us")
         fixed = ("its time at no bytes behind the kernel that wrote them, measured on this SM generation"
                  if p.reduction_fixed_measured else "a second launch and one load latency (no floor measured for this generation)")
+        if p.reduction_programmatic_saving_us:
+            fixed += (f", less {p.reduction_programmatic_saving_us:.2f} us that launching it programmatically saves (set up while "
+                      f"the main kernel runs; measured on this SM generation)")
         whole, l2 = p.reduction_partials_MB, p.reduction_l2_MB
         where = (f"all {whole:,.1f} MB of partials read from the L2" if l2 >= whole else
                  f"the {whole:,.1f} MB of partials read from DRAM (more than the L2 holds)" if l2 <= 0 else

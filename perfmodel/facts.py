@@ -47,6 +47,10 @@ class BuildFacts:
     program: Optional[dict] = None
     edge_program: Optional[dict] = None
     origin: str = "estimate"  # estimate | given | compiler | recorded run | source binary
+    # how split_k's second kernel was launched in the run these facts come from ("programmatic" or "stream":
+    # measure.records.Environment.reduction_launch); None: as the catalogue's launcher launches it today, with
+    # programmatic stream serialization wherever the device's generation measured what that saves
+    reduction_launch: Optional[str] = None
 
 
 ESTIMATED = BuildFacts()
@@ -202,4 +206,5 @@ class RunFacts:
         return BuildFacts(registers=m.registers, registers_source="binary that ran" if m.registers else ESTIMATE,
                           local_bytes=m.spill_bytes or 0, prefetch=prefetch, prefetch_source=pf_src,
                           local_tile_bytes=local_tile, program=program, edge_program=edge_program,
-                          origin="recorded run" if m.registers else "estimate")
+                          origin="recorded run" if m.registers else "estimate",
+                          reduction_launch=self.run.environment.reduction_launch or "stream")

@@ -256,6 +256,37 @@ def test_split_k_correct_and_bit_identical_on_every_run(gpu, kernel, extra, M, N
         assert np.array_equal(outs[0], outs[1]), f"{cfg.label()} {M}x{N}x{K}: two runs differ"
 
 
+@pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (1, 4096, 4096)])
+def test_split_k_programmatic_launch_gives_the_usual_launchs_bits(gpu, M, N, K):
+    """On sm_90 and newer the launcher launches split_k's second kernel programmatically (it waits for the main
+    kernel's grid in its first instruction): the same C, bit for bit, as the usual launch, run after run."""
+    import numpy as np
+
+    from perfmodel.measure.gpu import Problem
+    from perfmodel.measure.launch import programmatic_supported
+
+    assert gpu.programmatic is programmatic_supported(gpu.cc)
+    if not gpu.programmatic:
+        pytest.skip(f"compute capability {gpu.cc}: no programmatic dependent launch (sm_90 and newer)")
+    prob = Problem(gpu, M, N, K, seed=17)
+    cfg = KernelConfig.make("split_k", splits=16)
+    outs = []
+    try:
+        for programmatic in (False, True):
+            gpu.programmatic = programmatic
+            run = gpu.launcher(cfg, gpu.function(cfg), prob.A, prob.B, prob.C, M, N, K)
+            for _ in range(1 if not programmatic else 50):  # back to back: each waits for its own main kernel
+                prob.poison()
+                run()
+            gpu.sync()
+            ok, err, how = prob.verify()
+            assert ok, f"{cfg.label()} {M}x{N}x{K} ({'programmatic' if programmatic else 'usual'} launch): {how}"
+            outs.append(gpu.drv.from_device(prob.C, (M, N), np.float32))
+    finally:
+        gpu.programmatic = programmatic_supported(gpu.cc)
+    assert np.array_equal(outs[0], outs[1]), f"{M}x{N}x{K}: the programmatic launch's C differs from the usual launch's"
+
+
 @pytest.mark.parametrize("M,N,K", [(256, 256, 4096), (129, 257, 1000), (1, 4096, 4096), (3, 4097, 4093)])
 def test_split_k_fused_gives_split_k_s_bits(gpu, M, N, K):
     """The fused kernel's sums are step 10's second kernel's, in the same order: the same C bit for bit, at the

@@ -1,6 +1,5 @@
-"""benchmarks/split_k_second_kernel.py: its launch structures' layout, its errors, and the recorded H200 run
+"""benchmarks/split_k_second_kernel.py: its picks, its errors, and the recorded H200 run
 replayed on the CPU."""
-import ctypes
 import json
 import subprocess
 import sys
@@ -12,14 +11,6 @@ import split_k_second_kernel as sks  # noqa: E402
 
 RECORD = ROOT / "results" / "archive" / "split-k-second-20261203-h200.json"
 SCRIPT = ROOT / "benchmarks" / "split_k_second_kernel.py"
-
-
-def test_launch_structures_match_cuda_h():
-    # CUlaunchAttribute: a 4-byte id, padding to 8, a 64-byte union; CUlaunchConfig: six dims, shared bytes,
-    # the stream, the attributes and their count (cuda.h, CUDA 12 and 13)
-    assert ctypes.sizeof(sks._Attr) == 72 and sks._Attr.value.offset == 8
-    assert ctypes.sizeof(sks._Config) == 56
-    assert (sks._Config.stream.offset, sks._Config.attrs.offset, sks._Config.nattrs.offset) == (32, 40, 48)
 
 
 def test_the_picks_are_the_bench_runs_split_k_ones():
@@ -50,3 +41,17 @@ def test_recorded_run_every_way_gives_the_launchers_bits_and_pdl_saves_about_a_m
     assert s["two"]["corpus"] < 1.0 <= s["pdl"]["corpus"] < 1.005
     assert round(s["pdl"]["corpus"], 3) == 1.002 and round(s["pdl"]["classes"]["skinny_m"], 3) == 0.871
     assert "| pdl+trigger+wide | 0.954 | 1.000 |" in sks.table(rec, sks.DEFAULT_BENCH)
+
+
+def test_recorded_run_with_the_catalogues_programmatic_launch():
+    # the same script once the catalogue's launcher launched the second kernel programmatically on sm_90: the
+    # launcher now saves what `pdl` saves against the usual launch (`two`), with the same bits everywhere
+    rec = json.loads((ROOT / "results" / "archive" / "split-k-second-20261203b-h200.json").read_text())
+    assert rec["validate_launch"] == "programmatic" and len(rec["rows"]) == 24
+    assert all(r["verified"] and all(r["same_bits"].values()) for r in rec["rows"])
+    short = [r["times"] for r in rec["rows"] if r["times"]["two"]["median_us"] < 400]
+    assert len(short) == 17
+    d = lambda a, b: sorted(t[a]["median_us"] - t[b]["median_us"] for t in short)  # noqa: E731
+    assert abs(d("validate", "pdl")[8]) < 0.3 and 0.9 < d("two", "validate")[8] < 1.7
+    s = sks.summary(rec, sks.DEFAULT_BENCH)
+    assert s["validate"]["corpus"] >= 1.0 > s["two"]["corpus"]

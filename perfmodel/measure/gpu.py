@@ -15,7 +15,7 @@ import numpy as np
 from ..catalogue import KernelConfig, split_slices
 from ..errors import UserError
 from ..paths import data_dir
-from . import build
+from . import build, launch
 from .records import Measurement, Timing
 from .sass import facts_of_cubin, local_bytes_per_tile
 from .timing import do_bench, summarize
@@ -70,6 +70,8 @@ class Gpu:
         self._cublas = None
         self._workspace = None
         self._libcuda = ctypes.CDLL("libcuda.so.1")
+        # how split_k's second kernel is launched (recorded with every run: RunEnvironment.reduction_launch)
+        self.programmatic = launch.programmatic_supported(self.cc)
 
     def _close(self):
         try:
@@ -88,10 +90,20 @@ class Gpu:
         """Kernel `name` of cfg's module (`sgemm`; split_k's module also holds `reduce_splits`)."""
         key = cfg.label()
         if key not in self._modules:
-            mod = self.drv.module_from_buffer(cubin or self.cubin(cfg))
-            self._modules[key] = (mod, mod.get_function("sgemm"))
-        mod, fn = self._modules[key]
+            cubin = cubin or self.cubin(cfg)
+            mod = self.drv.module_from_buffer(cubin)
+            self._modules[key] = (mod, mod.get_function("sgemm"), cubin)
+        mod, fn, _ = self._modules[key]
         return fn if name == "sgemm" else mod.get_function(name)
+
+    def driver_module(self, cfg: KernelConfig) -> launch.Module:
+        """cfg's cubin (the one `function` loaded) loaded again through the driver API, for launches pycuda
+        cannot make (launch.Module: programmatic dependent launch)."""
+        self.function(cfg)
+        mod, fn, cubin = self._modules[cfg.label()]
+        if not isinstance(cubin, launch.Module):
+            self._modules[cfg.label()] = (mod, fn, launch.Module(self._libcuda, cubin))
+        return self._modules[cfg.label()][2]
 
     def workspace(self, nbytes: int):
         """A device buffer of at least nbytes, kept for later calls (split_k's partials)."""
@@ -119,7 +131,9 @@ class Gpu:
     def launcher(self, cfg: KernelConfig, fn, A, B, C, M, N, K):
         """What one timed run launches: the kernel; for split_k and coalesced_split_k the kernel over the grid's slices of K
         (catalogue.split_slices) into partials, then `reduce_splits` summing them into C in slice order; for
-        split_k_fused (manifest `reduction = "fused"`) the kernel alone, whose last slice of each tile sums it."""
+        split_k_fused (manifest `reduction = "fused"`) the kernel alone, whose last slice of each tile sums it.
+        On sm_90 and newer `reduce_splits` is launched with programmatic stream serialization (measure.launch):
+        its launch is set up while the kernel runs, and its first instruction waits for the kernel's grid."""
         block = (cfg.threads, 1, 1)
         if cfg.k_splits == 1:
             grid = (math.ceil(N / cfg.bn), math.ceil(M / cfg.bm), 1)
@@ -138,14 +152,21 @@ class Gpu:
                 fn(*fargs, block=block, grid=grid)
             run_fused.keep = done  # the counters live as long as the launcher (each launch leaves them zeroed)
             return run_fused
-        reduce = self.function(cfg, name="reduce_splits")
         per_thread = 4 if (M * N) % 4 == 0 else 1
         rgrid = (math.ceil(M * N / per_thread / 256), 1, 1)
-        rargs = (work, C, np.int64(M * N), np.int32(slices))
+        if self.programmatic:  # sm_90 and newer: set up while the main kernel runs, waits for it in its code
+            ptr = lambda x: ctypes.c_void_p(int(x))  # noqa: E731
+            reduce = self.driver_module(cfg).launcher(
+                "reduce_splits", rgrid, (256, 1, 1), (ptr(work), ptr(C), ctypes.c_longlong(M * N), ctypes.c_int(slices)),
+                programmatic=True)
+        else:
+            rfn = self.function(cfg, name="reduce_splits")
+            rargs = (work, C, np.int64(M * N), np.int32(slices))
+            reduce = lambda: rfn(*rargs, block=(256, 1, 1), grid=rgrid)  # noqa: E731
 
         def run():
             fn(*args, block=block, grid=grid)
-            reduce(*rargs, block=(256, 1, 1), grid=rgrid)
+            reduce()
         return run
 
     def cublas_launcher(self, A, B, C, M, N, K):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import lzma
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +26,10 @@ class Environment(_M):
     hostname: str
     started_utc: str
     kernel_sources_sha256: Optional[str] = None  # of kernels/*.cu* as run (absent in early runs)
+    # how split_k's second kernel (reduce_splits) was launched: "programmatic" (programmatic dependent launch,
+    # sm_90 and newer: measure.launch) or "stream" (behind the main kernel, the usual way); absent in runs made
+    # before it was recorded, which all launched it the usual way
+    reduction_launch: Optional[Literal["programmatic", "stream"]] = None
 
 
 class Timing(_M):

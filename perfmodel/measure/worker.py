@@ -51,7 +51,8 @@ def environment(gpu, device_file: str, started, driver: str | None = None) -> En
                        driver_version=driver, cuda_driver_api=_cuda_version(gpu.drv.get_driver_version()),
                        nvcc_version=_nvcc_version(), pycuda_version=pycuda.VERSION_TEXT,
                        nvcc_flags=build.NVCC_FLAGS + [f"-arch={gpu.arch}"], device_file=device_file,
-                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=build.sources_sha256())
+                       hostname=platform.node(), started_utc=started.isoformat(), kernel_sources_sha256=build.sources_sha256(),
+                       reduction_launch="programmatic" if gpu.programmatic else "stream")
 
 
 class GpuWorker:

@@ -730,7 +730,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     lone_store = lone_block_store_cycles(device, r, w) * filled
     launch_s = launch_overhead_s(device)
     total_cycles = T.tile_loop_cycles(t.ktiles, w, c.cycles, c.cycles_tail) + prologue + edge_cycles + store_cycles + lone_store
-    reduce_s = reduction_seconds(device, M, N, t.slices, hz)
+    reduce_s = reduction_seconds(device, M, N, t.slices, hz, programmatic_reduction(device, builds))
     fused = np.array([c.spec.reduction == "fused" for c in configs])
     if fused.any():  # step 13: no second kernel; the last wave's tiles' sums are what nothing hides
         port = fig.l2_port_bytes_per_clock or device.memory.smem_bandwidth_bytes_per_clock_per_sm
@@ -840,7 +840,16 @@ def lone_block_store_cycles(device: DeviceSpec, r: ResourceStage, w: WavesStage)
     return np.maximum(w.n_waves - 1, 0) * exposed * c_tile_sector_bytes(r) / own
 
 
-def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
+def programmatic_reduction(device: DeviceSpec, builds: Sequence[BuildFacts]) -> np.ndarray:
+    """Per config, whether split_k's second kernel is launched with programmatic stream serialization: as the
+    run that measured it recorded (BuildFacts.reduction_launch), else as the catalogue's launcher does today
+    (measure.gpu: from sm_90), counted only where the device's generation measured what it saves
+    (latency.programmatic_launch_saving_us)."""
+    known = device.latency.programmatic_launch_saving_us is not None
+    return np.array([known and b.reduction_launch != "stream" for b in builds], dtype=bool)
+
+
+def reduction_seconds(device: DeviceSpec, M, N, slices, hz, programmatic=False) -> np.ndarray:
     """split_k's second kernel (reduce_splits, kernels/reduce_splits.cuh): it reads the s partials of C
     (s x M x N floats) and writes C once, four floats per thread, in a grid far larger than the load
     latency needs (every SM's threads keep megabytes in flight). The partials were written just before:
@@ -852,13 +861,14 @@ def reduction_seconds(device: DeviceSpec, M, N, slices, hz) -> np.ndarray:
     behind the kernel before it, by slices (`latency.reduction_floor_us_by_slices`, linear in the slices
     between and beyond the measured counts: the launch and each thread's chain of one load a slice); where
     nobody measured it, the second launch's cost (second_launch_us: measured, else the published
-    back-to-back launch time; 0 where neither) and one load latency. 0 for one slice."""
+    back-to-back launch time; 0 where neither) and one load latency, less what a programmatic launch saves
+    where it is one (`programmatic`, per config: programmatic_reduction). 0 for one slice."""
     mem = device.memory
     s = np.asarray(slices, dtype=float)
     part = 4.0 * s * M * N
     out = 4.0 * M * N
     l2_bw, dram_bw = mem.l2_bandwidth_GBps * 1e9, mem.dram_bandwidth_GBps * 1e9
-    fixed, resident, _ = reduction_parts(device, M, N, s, hz)
+    fixed, resident, _ = reduction_parts(device, M, N, s, hz, programmatic)
     share = resident / np.maximum(part, 1.0)  # of the partials (and of C with them) served by the L2; 0 beyond it
     stream = np.maximum((part + out) * share / l2_bw, out * share / dram_bw) + (part + out) * (1.0 - share) / dram_bw
     return np.where(s > 1, fixed + stream, 0.0)
@@ -892,18 +902,21 @@ def fused_reduction_seconds(device: DeviceSpec, r: ResourceStage, M, N, slices, 
     return np.where(s > 1, cycles / hz, 0.0)
 
 
-def reduction_parts(device: DeviceSpec, M, N, slices, hz) -> tuple[np.ndarray, np.ndarray, bool]:
+def reduction_parts(device: DeviceSpec, M, N, slices, hz, programmatic=False) -> tuple[np.ndarray, np.ndarray, bool]:
     """reduction_seconds' fixed part (s), the bytes of the partials it reads from the L2, and whether the
     fixed part is the generation's measured floor (latency.reduction_floor_us_by_slices, linear in the
-    slices between and beyond the measured counts) rather than the second launch and one load latency."""
+    slices between and beyond the measured counts) rather than the second launch and one load latency.
+    Where the second kernel is launched programmatically (`programmatic`), the fixed part is less the
+    generation's measured saving (latency.programmatic_launch_saving_us), never below nothing."""
     mem, lat = device.memory, device.latency
     s = np.asarray(slices, dtype=float)
     part = 4.0 * s * M * N
     resident = np.where(part <= mem.l2_bytes, np.minimum(part, mem.l2_written_resident_bytes or mem.l2_bytes), 0.0)
+    saved = np.where(programmatic, (lat.programmatic_launch_saving_us or 0.0) * 1e-6, 0.0)
     table = lat.reduction_floor_us_by_slices
     if not table:
         latency = np.where(part <= mem.l2_bytes, lat.l2_latency_cycles, lat.dram_latency_cycles) / hz
-        return second_launch_us(device) * 1e-6 + latency, resident, False
+        return np.maximum(second_launch_us(device) * 1e-6 + latency - saved, 0.0), resident, False
     ks = sorted(int(k) for k in table)
     xs, ys = np.asarray(ks, dtype=float), np.asarray([table[str(k)] for k in ks], dtype=float)
     fixed_us = np.interp(s, xs, ys)
@@ -911,15 +924,16 @@ def reduction_parts(device: DeviceSpec, M, N, slices, hz) -> tuple[np.ndarray, n
         lo = ys[0] + (s - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0])
         hi = ys[-1] + (s - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
         fixed_us = np.where(s < xs[0], np.maximum(lo, 0.0), np.where(s > xs[-1], hi, fixed_us))
-    return fixed_us * 1e-6, resident, True
+    return np.maximum(fixed_us * 1e-6 - saved, 0.0), resident, True
 
 
-def _reduction_fields(device: DeviceSpec, M: int, N: int, slices: int, hz: float) -> dict:
+def _reduction_fields(device: DeviceSpec, M: int, N: int, slices: int, hz: float, programmatic: bool) -> dict:
     """Prediction's account of split_k's reduction (none for one slice)."""
     if slices <= 1:
         return {}
-    fixed, resident, measured = reduction_parts(device, M, N, slices, hz)
+    fixed, resident, measured = reduction_parts(device, M, N, slices, hz, programmatic)
     return dict(reduction_fixed_us=float(fixed) * 1e6, reduction_fixed_measured=measured,
+                reduction_programmatic_saving_us=(device.latency.programmatic_launch_saving_us or 0.0) if programmatic else 0.0,
                 reduction_partials_MB=4.0 * slices * M * N / 1e6, reduction_l2_MB=float(resident) / 1e6)
 
 
@@ -1300,6 +1314,7 @@ class Prediction(_M):
     reduction_fused: bool = False  # the last slice of each tile sums it in the main kernel (split_k_fused), no second kernel
     reduction_fixed_us: float = 0.0  # of which its fixed part (reduction_parts)
     reduction_fixed_measured: bool = False  # that part is the generation's measured floor (else the second launch and a latency)
+    reduction_programmatic_saving_us: float = 0.0  # taken off that part: the second kernel launched programmatically (measured saving)
     reduction_partials_MB: float = 0.0  # the partials it reads (4 x slices x M x N bytes)
     reduction_l2_MB: float = 0.0  # of them, what it reads from the L2 (the rest from DRAM)
     edge_extra_cycles_per_tile: Optional[float] = None  # what that body adds per k-tile in the last wave (None: no edge loop known)
@@ -1446,7 +1461,8 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         lone_block_store_us=float(bt.lone_store_cycles[k]) / hz * 1e6, c_store_ratio=float(bt.resources.c_store_ratio[k]),
         k_slices=int(t.slices[k]), reduction_us=float(bt.reduce_s[k]) * 1e6, dram_rate=float(t.dram_rate[k]),
         **({"reduction_fused": True} if config.spec.reduction == "fused" and t.slices[k] > 1 else
-           _reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz)),
+           _reduction_fields(device, _dim(bt, k, 0), _dim(bt, k, 1), int(t.slices[k]), hz,
+                             bool(programmatic_reduction(device, [build])[0]))),
         dram_segment_bytes=float(t.dram_segment_bytes[k]),
         flush_writeback_us=float(t.writeback_us[k]),
         dram_latency_cycles=float(t.dram_latency[k]), dram_lines_in_flight=float(t.dram_lines_in_flight[k]),
