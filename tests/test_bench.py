@@ -58,7 +58,10 @@ def test_bench_refuses_to_change_a_resumed_plan(capsys):
 def test_bench_ranks_its_shapes_as_choose_does(monkeypatch, tmp_path):
     """bench measures `perfmodel choose`'s pick, so it ranks each shape with choose's re-prediction of the
     top from their binaries (sweep.SASS_TOP), not the shape runs' shorter one: with the top 10 only, two H200
-    bench picks at 5120^3 and 512 x 512 x 32,768 were bk = 16 tiles that choose ranks below bk = 8."""
+    bench picks at 5120^3 and 512 x 512 x 32,768 were bk = 16 tiles that choose ranks below bk = 8. And over
+    choose's kernels (the manifest's ranked ones): ranked over every tiled kernel, an H200 bench run picked
+    split_k_fused, which the manifest leaves out of choose's ranking, for 9 of its 33 shapes."""
+    from perfmodel.catalogue import ranked_kernels
     from perfmodel.measure import validate
     from perfmodel.measure.records import Plan, PlanDraft
     from perfmodel.sweep import SASS_TOP
@@ -68,13 +71,14 @@ def test_bench_ranks_its_shapes_as_choose_does(monkeypatch, tmp_path):
     names = [s.name for s in select("all", False)]
     draft = PlanDraft(**{**plan.model_dump(), "holdout": False, "sample": 0, "planned": names[:-1],
                          "points": [p for p in plan.points if p.shape != names[-1]]})
-    seen = []
+    seen, kernels_seen = [], []
 
     class Ranked(Exception):
         pass
 
-    def fake_rank(fig, problem, *a, sass_top=None, **k):
+    def fake_rank(fig, problem, kernels=None, *a, sass_top=None, **k):
         seen.append(sass_top)
+        kernels_seen.append(kernels)
         raise Ranked
 
     monkeypatch.setattr(validate, "rank", fake_rank)
@@ -82,7 +86,9 @@ def test_bench_ranks_its_shapes_as_choose_does(monkeypatch, tmp_path):
     with pytest.raises(Ranked):
         validate._plan_shapes(tmp_path, run_figures(run), draft)
     assert seen == [SASS_TOP] and SASS_TOP == 20
+    assert kernels_seen == [ranked_kernels()] and "split_k_fused" not in ranked_kernels()
     seen.clear()
-    with pytest.raises(Ranked):  # a shape run keeps its own: the top 10 (SHAPE_SASS)
+    kernels_seen.clear()
+    with pytest.raises(Ranked):  # a shape run keeps its own: the top 10 (SHAPE_SASS), over every tiled kernel
         validate.shape_plan(run_figures(run), select("all", False)[:1], tune_top=None)
-    assert seen == [validate.SHAPE_SASS]
+    assert seen == [validate.SHAPE_SASS] and kernels_seen == [None]

@@ -286,11 +286,12 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     ranked = []
     real = validate.shape_plan
 
-    def stops(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM, sass_top=None):
+    def stops(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM, sass_top=None,
+              kernels=None):
         if len(ranked) == stop_at:
             raise KeyboardInterrupt
         ranked.extend(s.name for s in shapes)
-        return real(fig, shapes, seed, progress, tune_top, sample, sass_top)
+        return real(fig, shapes, seed, progress, tune_top, sample, sass_top, kernels)
 
     monkeypatch.setattr(validate, "_Here", Site)
     monkeypatch.setattr(validate, "shape_plan", stops)
@@ -303,9 +304,10 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     assert draft.planned == ranked and len(ranked) == stop_at and not (run / "plan.json").exists() and not measured
     shapes = select("small")
 
-    def counts(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM, sass_top=None):
+    def counts(fig, shapes, seed=0, progress=None, tune_top=None, sample=validate.SHAPE_RANDOM, sass_top=None,
+               kernels=None):
         ranked.extend(s.name for s in shapes)
-        return real(fig, shapes, seed, progress, tune_top, sample, sass_top)
+        return real(fig, shapes, seed, progress, tune_top, sample, sass_top, kernels)
 
     monkeypatch.setattr(validate, "shape_plan", counts)
     assert validate.validate_shapes(resume=run) == 0

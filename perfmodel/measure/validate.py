@@ -17,7 +17,8 @@ from pathlib import Path
 import tomli_w
 
 from ..analysis import is_bench, run_figures, write_derived
-from ..catalogue import KernelConfig, choice_combos, enumerate_configs, get_kernel, idle_choice, ladder_on, tiled_kernels
+from ..catalogue import (KernelConfig, choice_combos, enumerate_configs, get_kernel, idle_choice, ladder_on, ranked_kernels,
+                         tiled_kernels)
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
@@ -270,13 +271,15 @@ def validate_fleet(out: Path | None, quick: bool, seed: int, variants: bool, gpu
 
 # ---- shape runs: the corpus (shapes/corpus.toml), recorded as points finish, resumable --------------
 def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None = None,
-               sample: int = SHAPE_RANDOM, sass_top: int | None = None) -> list[PlannedPoint]:
+               sample: int = SHAPE_RANDOM, sass_top: int | None = None, kernels=None) -> list[PlannedPoint]:
     """Per shape: cuBLAS, the ladder's defaults, the model's top SHAPE_TOP (ranked with `fig`, the top
     SHAPE_SASS re-predicted from their binaries) and `sample` (SHAPE_RANDOM unless said) other valid
     configurations at random (seeded by the seed and the shape's name). Deterministic for one model and figures. With tune_top
     K (`sweep --measure K --shapes`): cuBLAS, the model's top K (the top max(K, SHAPE_SASS) re-predicted
     from their binaries) and `sample` others at random, no ladder. sass_top: how many of the ranking's top to
-    re-predict from their binaries instead (bench: sweep.SASS_TOP, so that its pick is `perfmodel choose`'s)."""
+    re-predict from their binaries instead (bench: sweep.SASS_TOP, so that its pick is `perfmodel choose`'s).
+    kernels: the kernels to rank (None: every tiled kernel, sweep.rank's default; bench: the manifest's ranked
+    ones, catalogue.ranked_kernels, as `perfmodel choose` ranks)."""
     pts = []
     n_top = SHAPE_TOP if tune_top is None else tune_top
     n_random = sample
@@ -285,7 +288,8 @@ def shape_plan(fig, shapes, seed: int = 0, progress=None, tune_top: int | None =
         pts.append(PlannedPoint(group="baseline", kernel="cublas", config={}, **dims))
         ladder = [KernelConfig.make(k) for k in ladder_on(fig.device.compute_capability)] if tune_top is None else []
         pts += [PlannedPoint(group="ladder", kernel=c.kernel, config=c.params(), **dims) for c in ladder]
-        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), sass_top=sass_top if sass_top is not None else max(SHAPE_SASS, n_top))
+        rk = rank(fig, ModelProblem(sh.M, sh.N, sh.K), kernels,
+                  sass_top=sass_top if sass_top is not None else max(SHAPE_SASS, n_top))
         chosen = {c.label() for c in ladder}
         top = []
         for i in rk.order:
@@ -444,16 +448,17 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
 
     keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
     sass = SASS_TOP if draft.bench else None  # bench measures `perfmodel choose`'s pick: the same ranking
+    kernels = ranked_kernels() if draft.bench else None  # ... over the same kernels
     pool, t0 = None, time.time()
     try:
         if jobs > 1:  # spawned (the fleet's coordinator has threads), not daemonic (a ranking builds in processes
             # of its own), Ctrl-C left to this process
             pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=signal.signal,
                                        initargs=(signal.SIGINT, signal.SIG_IGN))
-            ranked = pool.map(_plan_one, [(fig, sh, draft.seed, draft.tune_top, draft.sample, sass) for sh in todo])
+            ranked = pool.map(_plan_one, [(fig, sh, draft.seed, draft.tune_top, draft.sample, sass, kernels) for sh in todo])
         else:
-            ranked = (shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample, sass_top=sass)
-                      for sh in todo)
+            ranked = (shape_plan(fig, [sh], draft.seed, tune_top=draft.tune_top, sample=draft.sample, sass_top=sass,
+                                 kernels=kernels) for sh in todo)
         for j, (sh, pts) in enumerate(zip(todo, ranked), len(shapes) - len(todo) + 1):  # in corpus order
             if draft.bench and why is None:
                 pts = [q for p in pts for q in ([p, p.model_copy(update=dict(group="peer", kernel=peer.NAME))]
@@ -504,8 +509,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 def _plan_one(job) -> list[PlannedPoint]:
     """One shape's points (shape_plan), in a planning process."""
-    fig, sh, seed, tune_top, sample, sass = job
-    return shape_plan(fig, [sh], seed, tune_top=tune_top, sample=sample, sass_top=sass)
+    fig, sh, seed, tune_top, sample, sass, kernels = job
+    return shape_plan(fig, [sh], seed, tune_top=tune_top, sample=sample, sass_top=sass, kernels=kernels)
 
 
 def _run_figures(out: Path, env) -> Figures:
