@@ -41,6 +41,35 @@ def test_runs_recorded_before_the_launch_was_replayed_with_the_usual_launch():
     assert run_facts(run, run_dir).for_measurement(m, KernelConfig.make(m.kernel, **m.config)).reduction_launch == "stream"
 
 
+def test_a_run_that_launched_it_programmatically_is_replayed_so():
+    # the first bench run with the programmatic launch (H200): its split_k picks replay with the launch they ran
+    # with, the generation's measured saving off the reduction's floor; the same build launched the usual way
+    # pays the whole floor
+    from dataclasses import replace
+    from pathlib import Path
+
+    from perfmodel.analysis import load_run, run_facts, run_figures
+    from perfmodel.catalogue import KernelConfig
+    from perfmodel.model.predict import predict
+
+    run_dir = Path(__file__).resolve().parent.parent / "results" / "20261204-015443-h200-bench-all"
+    run = load_run(run_dir)
+    assert run.environment.reduction_launch == "programmatic"
+    fig, facts = run_figures(run_dir), run_facts(run, run_dir)
+    saving = fig.effective.latency.programmatic_launch_saving_us
+    assert saving and saving > 0
+    picks = [m for m in run.measurements if m.kernel == "split_k" and m.group == "top"]
+    assert len(picks) >= 10
+    for m in picks:
+        cfg = KernelConfig.make(m.kernel, **m.config)
+        build = facts.for_measurement(m, cfg)
+        assert build.reduction_launch == "programmatic"
+        p = predict(fig, cfg, m.M, m.N, m.K, build=build)
+        usual = predict(fig, cfg, m.M, m.N, m.K, build=replace(build, reduction_launch="stream"))
+        assert p.reduction_programmatic_saving_us == saving and usual.reduction_programmatic_saving_us == 0.0
+        assert usual.reduction_fixed_us - p.reduction_fixed_us == pytest.approx(min(saving, usual.reduction_fixed_us))
+
+
 def test_the_run_environment_names_the_launch():
     from pydantic import ValidationError
 
