@@ -41,6 +41,9 @@
 #   bash benchmarks/gpu_run.sh sweep KERNEL M N K MEASURE SAMPLE CALIBRATION  # perfmodel sweep --kernel KERNEL at one
 #                                                       # size on the detected device, --measure MEASURE --sample SAMPLE,
 #                                                       # ranked with CALIBRATION (a file; "-": the device's figures)
+#   bash benchmarks/gpu_run.sh choose M N K CALIBRATION # perfmodel choose --measure at one size on the detected device
+#                                                       # (the model's pick timed beside cuBLAS), ranked with CALIBRATION
+#                                                       # (a file; "-": the device's figures)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
 set -uo pipefail
@@ -157,6 +160,12 @@ case "$what" in
     python3 -m perfmodel sweep --device "$dev" --kernel "$kern" -M "$m" -N "$n" -K "$k" --measure "$top" --sample "$sample" \
         $([ "$cal" != "-" ] && echo "--calibration $cal") > "$OUT/sweep-$kern-${m}x${n}x${k}.log" 2>&1; echo "sweep rc $?"
     grep -v compiled "$OUT/sweep-$kern-${m}x${n}x${k}.log" | grep "(top\|best" ;;
+  choose)
+    m=${2:?"choose needs M N K CALIBRATION"}; n=$3; k=$4; cal=$5
+    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    python3 -m perfmodel choose --device "$dev" -M "$m" -N "$n" -K "$k" --measure \
+        $([ "$cal" != "-" ] && echo "--calibration $cal") > "$OUT/choose-${m}x${n}x${k}.log" 2>&1; echo "choose rc $?"
+    grep -v compiled "$OUT/choose-${m}x${n}x${k}.log" | grep -E "^pick|measured|cuBLAS|results in" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
