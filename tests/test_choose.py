@@ -87,3 +87,27 @@ def test_an_unranked_kernel_must_say_why():
         KernelSpec(**{**spec, "why_unranked": None})
     with pytest.raises(ValidationError, match="ranked = false kernels only"):
         KernelSpec(**{**get_kernel("split_k").model_dump(), "why_unranked": "anything"})
+
+
+def test_the_recorded_choose_runs_replay_within_their_measurements():
+    # `perfmodel choose --measure` at 4096³ and 8192³ on the H200 (ranked with the calibration of the bench run
+    # of the same day, results/README.md): the pick and cuBLAS both verified, the pick's replayed prediction
+    # within 5 % of its measurement (1.5 % and 3.0 % below it when recorded), and the pick below cuBLAS there
+    from pathlib import Path
+
+    from perfmodel.analysis import load_run, run_facts, run_figures
+    from perfmodel.catalogue import KernelConfig
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    cal = results / "20261204-015443-h200-bench-all" / "calibration.toml"
+    runs = [results / "20261204-060942-h200-choose", results / "20261204-061020-h200-choose"]
+    for run_dir in runs:
+        run = load_run(run_dir)
+        fig, facts = run_figures(run_dir, calibration=cal), run_facts(run, run_dir)
+        (pick,) = [m for m in run.measurements if m.kernel != "cublas"]
+        (cub,) = [m for m in run.measurements if m.kernel == "cublas"]
+        assert pick.verified and cub.verified and pick.M == pick.N == pick.K
+        cfg = KernelConfig.make(pick.kernel, **pick.config)
+        p = predict(fig, cfg, pick.M, pick.N, pick.K, build=facts.for_measurement(pick, cfg))
+        assert abs(p.gflops / pick.gflops_median - 1) < 0.05, (run_dir.name, p.gflops, pick.gflops_median)
+        assert 0.9 < pick.gflops_median / cub.gflops_median < 0.97
