@@ -7,8 +7,9 @@
 #   bash benchmarks/gpu_run.sh variants SEED            # perfmodel validate --variants --seed SEED (design choices)
 #   bash benchmarks/gpu_run.sh tune SEED [DEVICE]       # sweep --measure 10 --sample 100 --seed SEED, ranked
 #                                                       # with results/reference-calibration-DEVICE.toml
-#   bash benchmarks/gpu_run.sh overlap [DEVICE] [SIZE]  # sweep --measure-overlap at SIZE (default 4096), ranked with
-#                                                       # results/reference-calibration-DEVICE.toml
+#   bash benchmarks/gpu_run.sh overlap [DEVICE] [SIZE] [CALIBRATION]  # sweep --measure-overlap at SIZE (default
+#                                                       # 4096), ranked with CALIBRATION (default
+#                                                       # results/reference-calibration-DEVICE.toml)
 #   bash benchmarks/gpu_run.sh calibrate                # perfmodel calibrate into results/
 #   bash benchmarks/gpu_run.sh gpu-tests [PATTERN]      # the GPU test suite (pytest -m gpu; -k PATTERN where given)
 #   bash benchmarks/gpu_run.sh split-k                  # benchmarks/split_k_costs.py (second launch, reduction)
@@ -69,9 +70,9 @@ case "$what" in
         --calibration "results/reference-calibration-$dev.toml" > "$OUT/tune-seed$seed.log" 2>&1; echo "sweep rc $?"
     grep -v compiled "$OUT/tune-seed$seed.log" | grep "(top\|best" ;;
   overlap)
-    dev=${2:-h100-sxm}; size=${3:-4096}
+    dev=${2:-h100-sxm}; size=${3:-4096}; cal=${4:-results/reference-calibration-$dev.toml}
     python3 -m perfmodel sweep --device "$dev" --size "$size" --measure-overlap \
-        --calibration "results/reference-calibration-$dev.toml" > "$OUT/overlap-$size.log" 2>&1; echo "sweep rc $?"
+        --calibration "$cal" > "$OUT/overlap-$size.log" 2>&1; echo "sweep rc $?"
     grep "measuring\|best" "$OUT/overlap-$size.log" ;;
   calibrate)
     python3 -m perfmodel calibrate > "$OUT/calibrate.log" 2>&1; echo "calibrate rc $?"
