@@ -90,35 +90,46 @@ def test_an_unranked_kernel_must_say_why():
         KernelSpec(**{**get_kernel("split_k").model_dump(), "why_unranked": "anything"})
 
 
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+BENCH_CAL = RESULTS / "20261204-015443-h200-bench-all" / "calibration.toml"  # what the H200 runs below were ranked with
+
+
+def _replayed(run_name):
+    """A recorded run's measurements, each with the model's prediction of it from its binary (BENCH_CAL's figures)."""
+    from perfmodel.analysis import load_run, run_facts, run_figures
+    from perfmodel.catalogue import KernelConfig
+
+    run_dir = RESULTS / run_name
+    run = load_run(run_dir)
+    fig, facts = run_figures(run_dir, calibration=BENCH_CAL), run_facts(run, run_dir)
+    out = []
+    for m in run.measurements:
+        if m.kernel == "cublas":
+            out.append((m, None))
+            continue
+        cfg = KernelConfig.make(m.kernel, **m.config)
+        out.append((m, predict(fig, cfg, m.M, m.N, m.K, build=facts.for_measurement(m, cfg)).gflops))
+    return out
+
+
 def test_the_recorded_choose_runs_replay_within_their_measurements():
     # `perfmodel choose --measure` at 4096³ and 8192³ on the H200 (ranked with the calibration of the bench run
     # of the same day, results/README.md): the pick and cuBLAS both verified, the pick's replayed prediction
     # within 5 % of its measurement (1.5 % and 3.0 % below it when recorded), and the pick below cuBLAS there
-    from perfmodel.analysis import load_run, run_facts, run_figures
-    from perfmodel.catalogue import KernelConfig
-
-    results = Path(__file__).resolve().parent.parent / "results"
-    cal = results / "20261204-015443-h200-bench-all" / "calibration.toml"
-    runs = [results / "20261204-060942-h200-choose", results / "20261204-061020-h200-choose"]
-    for run_dir in runs:
-        run = load_run(run_dir)
-        fig, facts = run_figures(run_dir, calibration=cal), run_facts(run, run_dir)
-        (pick,) = [m for m in run.measurements if m.kernel != "cublas"]
-        (cub,) = [m for m in run.measurements if m.kernel == "cublas"]
+    for name in ("20261204-060942-h200-choose", "20261204-061020-h200-choose"):
+        points = _replayed(name)
+        ((pick, predicted),) = [(m, p) for m, p in points if m.kernel != "cublas"]
+        ((cub, _),) = [(m, p) for m, p in points if m.kernel == "cublas"]
         assert pick.verified and cub.verified and pick.M == pick.N == pick.K
-        cfg = KernelConfig.make(pick.kernel, **pick.config)
-        p = predict(fig, cfg, pick.M, pick.N, pick.K, build=facts.for_measurement(pick, cfg))
-        assert abs(p.gflops / pick.gflops_median - 1) < 0.05, (run_dir.name, p.gflops, pick.gflops_median)
+        assert abs(predicted / pick.gflops_median - 1) < 0.05, (name, predicted, pick.gflops_median)
         assert 0.9 < pick.gflops_median / cub.gflops_median < 0.97
 
 
 def test_the_overlap_run_at_4096_replays_as_recorded(capsys):
     # sweep --measure-overlap at 4096³ on the H200 (all 200 of the first 200 overlapped the pick), ranked with the
     # bench run's calibration: recorded MAPE 4.6 %, the model's first 3.8 % below the fastest measured (B padded)
-    results = Path(__file__).resolve().parent.parent / "results"
-    cal = results / "20261204-015443-h200-bench-all" / "calibration.toml"
-    run = results / "20261204-062421-h200-tune-overlap"
-    assert main(["accuracy", str(run), "--calibration", str(cal), "--json"]) == 0
+    run = RESULTS / "20261204-062421-h200-tune-overlap"
+    assert main(["accuracy", str(run), "--calibration", str(BENCH_CAL), "--json"]) == 0
     (scored,) = json.loads(capsys.readouterr().out)["runs"]
     assert scored["points"] == 200
     assert scored["mape_pct"] < 6.0 and abs(scored["bias_pct"]) < 3.0
@@ -129,22 +140,12 @@ def test_padding_b_rows_measured_faster_than_the_pick_and_predicted_within_8_per
     # the pick at 4096 and 8192 (M = N, K) and the same tiles with B's shared rows padded by 4 floats: the padded
     # tiles measured 2.3-4.1 % faster and 0.97x cuBLAS or more on both squares; the model, which has them 0.8 %
     # slower, stays within 8 % of every point
-    from perfmodel.analysis import load_run, run_facts, run_figures
-    from perfmodel.catalogue import KernelConfig
-
-    results = Path(__file__).resolve().parent.parent / "results"
-    run_dir = results / "20261204-063100-h200-padded-b"
-    run = load_run(run_dir)
-    fig = run_figures(run_dir, calibration=results / "20261204-015443-h200-bench-all" / "calibration.toml")
-    facts = run_facts(run, run_dir)
     us = {}
-    for m in run.measurements:
+    for m, predicted in _replayed("20261204-063100-h200-padded-b"):
         assert m.verified
         us[(m.kernel, m.config.get("b_layout", "plain"), m.M, m.K)] = m.timing.median_ms * 1e3
-        if m.kernel != "cublas":
-            cfg = KernelConfig.make(m.kernel, **m.config)
-            p = predict(fig, cfg, m.M, m.N, m.K, build=facts.for_measurement(m, cfg))
-            assert abs(p.gflops / m.gflops_median - 1) < 0.08, (m.config, m.M, m.K, p.gflops, m.gflops_median)
+        if predicted is not None:
+            assert abs(predicted / m.gflops_median - 1) < 0.08, (m.config, m.M, m.K, predicted, m.gflops_median)
     for M in (4096, 8192):
         for K in (4096, 8192):
             assert us[("double_buffer", "padded", M, K)] < us[("double_buffer", "plain", M, K)]
