@@ -51,6 +51,12 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests [PATTERN] | split-k | bench CLASS [SECONDS] | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS] [SAMPLE]"}
+# the shipped device file of the local GPU
+local_device() {
+  python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))"
+}
+# "--calibration FILE", or nothing where FILE is "-" (the device's figures)
+calibration_flag() { if [ "$1" != "-" ]; then echo "--calibration $1"; fi; }
 before=$(ls -d results/*/ 2>/dev/null | sort)
 case "$what" in
   validate)
@@ -90,7 +96,7 @@ case "$what" in
     tar czf "$OUT/results-resume-$(basename "$run").tar.gz" "$run" ;;
   tune-shapes)
     cls=${2:?"tune-shapes needs a CLASS (or all)"}; k=${3:?"tune-shapes needs K"}; secs=${4:-520}; sample=${5:-}
-    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    dev=$(local_device)
     timeout -s INT "$secs" python3 -m perfmodel sweep --device "$dev" --measure "$k" --shapes "$cls" ${sample:+--sample "$sample"} > "$OUT/tune-shapes-$cls.log" 2>&1; echo "sweep --shapes rc $?"
     grep -E "planned|points|still to measure|results in" "$OUT/tune-shapes-$cls.log" | tail -4 ;;
   gpu-tests)
@@ -157,15 +163,15 @@ case "$what" in
     run=${5:-$(ls -d results/*-space-* | sort | tail -1)}; tar czf "$OUT/results-space-$(date +%H%M%S).tar.gz" "$run" ;;
   sweep)
     kern=${2:?"sweep needs KERNEL M N K MEASURE SAMPLE CALIBRATION"}; m=$3; n=$4; k=$5; top=$6; sample=$7; cal=$8
-    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    dev=$(local_device)
     python3 -m perfmodel sweep --device "$dev" --kernel "$kern" -M "$m" -N "$n" -K "$k" --measure "$top" --sample "$sample" \
-        $([ "$cal" != "-" ] && echo "--calibration $cal") > "$OUT/sweep-$kern-${m}x${n}x${k}.log" 2>&1; echo "sweep rc $?"
+        $(calibration_flag "$cal") > "$OUT/sweep-$kern-${m}x${n}x${k}.log" 2>&1; echo "sweep rc $?"
     grep -v compiled "$OUT/sweep-$kern-${m}x${n}x${k}.log" | grep "(top\|best" ;;
   choose)
     m=${2:?"choose needs M N K CALIBRATION"}; n=$3; k=$4; cal=$5
-    dev=$(python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))")
+    dev=$(local_device)
     python3 -m perfmodel choose --device "$dev" -M "$m" -N "$n" -K "$k" --measure \
-        $([ "$cal" != "-" ] && echo "--calibration $cal") > "$OUT/choose-${m}x${n}x${k}.log" 2>&1; echo "choose rc $?"
+        $(calibration_flag "$cal") > "$OUT/choose-${m}x${n}x${k}.log" 2>&1; echo "choose rc $?"
     grep -v compiled "$OUT/choose-${m}x${n}x${k}.log" | grep -E "^pick|measured|cuBLAS|results in" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac

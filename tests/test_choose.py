@@ -95,21 +95,13 @@ BENCH_CAL = RESULTS / "20261204-015443-h200-bench-all" / "calibration.toml"  # w
 
 
 def _replayed(run_name):
-    """A recorded run's measurements, each with the model's prediction of it from its binary (BENCH_CAL's figures)."""
-    from perfmodel.analysis import load_run, run_facts, run_figures
-    from perfmodel.catalogue import KernelConfig
+    """A recorded run's rows (perfmodel.analysis.rows): each measurement with the model's prediction of it from its
+    binary, with BENCH_CAL's figures."""
+    from perfmodel.analysis import load_run, rows, run_facts, run_figures
 
     run_dir = RESULTS / run_name
     run = load_run(run_dir)
-    fig, facts = run_figures(run_dir, calibration=BENCH_CAL), run_facts(run, run_dir)
-    out = []
-    for m in run.measurements:
-        if m.kernel == "cublas":
-            out.append((m, None))
-            continue
-        cfg = KernelConfig.make(m.kernel, **m.config)
-        out.append((m, predict(fig, cfg, m.M, m.N, m.K, build=facts.for_measurement(m, cfg)).gflops))
-    return out
+    return rows(run, run_figures(run_dir, calibration=BENCH_CAL), run_facts(run, run_dir), holdout=True)
 
 
 def test_the_recorded_choose_runs_replay_within_their_measurements():
@@ -118,11 +110,11 @@ def test_the_recorded_choose_runs_replay_within_their_measurements():
     # within 5 % of its measurement (1.5 % and 3.0 % below it when recorded), and the pick below cuBLAS there
     for name in ("20261204-060942-h200-choose", "20261204-061020-h200-choose"):
         points = _replayed(name)
-        ((pick, predicted),) = [(m, p) for m, p in points if m.kernel != "cublas"]
-        ((cub, _),) = [(m, p) for m, p in points if m.kernel == "cublas"]
-        assert pick.verified and cub.verified and pick.M == pick.N == pick.K
-        assert abs(predicted / pick.gflops_median - 1) < 0.05, (name, predicted, pick.gflops_median)
-        assert 0.9 < pick.gflops_median / cub.gflops_median < 0.97
+        (pick,) = [r for r in points if r["kernel"] != "cublas"]
+        (cub,) = [r for r in points if r["kernel"] == "cublas"]
+        assert pick["verified"] and cub["verified"] and pick["M"] == pick["N"] == pick["K"]
+        assert abs(pick["predicted_gflops"] / pick["measured_gflops"] - 1) < 0.05, (name, pick["predicted_gflops"], pick["measured_gflops"])
+        assert 0.9 < pick["measured_gflops"] / cub["measured_gflops"] < 0.97
 
 
 def test_the_overlap_run_at_4096_replays_as_recorded(capsys):
@@ -141,11 +133,11 @@ def test_padding_b_rows_measured_faster_than_the_pick_and_predicted_within_8_per
     # tiles measured 2.3-4.1 % faster and 0.97x cuBLAS or more on both squares; the model, which has them 0.8 %
     # slower, stays within 8 % of every point
     us = {}
-    for m, predicted in _replayed("20261204-063100-h200-padded-b"):
-        assert m.verified
-        us[(m.kernel, m.config.get("b_layout", "plain"), m.M, m.K)] = m.timing.median_ms * 1e3
-        if predicted is not None:
-            assert abs(predicted / m.gflops_median - 1) < 0.08, (m.config, m.M, m.K, predicted, m.gflops_median)
+    for r in _replayed("20261204-063100-h200-padded-b"):
+        assert r["verified"]
+        us[(r["kernel"], json.loads(r["config"]).get("b_layout", "plain"), r["M"], r["K"])] = r["median_ms"] * 1e3
+        if "predicted_gflops" in r:
+            assert abs(r["predicted_gflops"] / r["measured_gflops"] - 1) < 0.08, (r["config"], r["M"], r["K"], r["predicted_gflops"], r["measured_gflops"])
     for M in (4096, 8192):
         for K in (4096, 8192):
             assert us[("double_buffer", "padded", M, K)] < us[("double_buffer", "plain", M, K)]
