@@ -14,13 +14,19 @@ short; the model's replay (model.schedule) sees each of them as the operand's pr
                                                                the source pages cfgN-source.csv[.xz] or the LABELs'
                                                                `<stem>-<LABEL>.csv.xz`): per configuration the loop's
                                                                samples, short-scoreboard samples, and the share of
-                                                               each at its tight waits
+                                                               each at its tight waits; then the short-scoreboard
+                                                               samples by the FFMAs between each load and its wait
     python3 benchmarks/lds_waits.py --replay SPEC ...          per configuration, its loop replayed (model.schedule, the
                                                                H200's latencies, one issue clock an FFMA, the register
                                                                banks) with one warp a scheduler (one block of four
                                                                warps an SM) and with two on their own (the model)
                                                                and in step: cycles a k step (--latency L: the
-                                                               shared loads' latency, default the H200's)
+                                                               shared loads' latency, default the H200's); the
+                                                               last two again with the scoreboards' waits
+                                                               (scoreboard_deps) in place of the register flow
+    python3 benchmarks/lds_waits.py --pairs RUN                a recorded run's configurations measured with B's
+                                                               shared rows plain and padded: the measured speed-up
+                                                               beside each replay's, and how well each orders them
     python3 benchmarks/lds_waits.py --points POINTS.csv ...     recorded points (`perfmodel accuracy RUN ... --points
                                                                F`): per configuration the local build's tight waits
                                                                a 1,024 FFMAs of its loop; the points' count, mean
@@ -40,6 +46,8 @@ from ncu_stall_pcs import opcode as _opcode  # noqa: E402
 
 ALL = "Warp Stall Sampling (All Samples)"
 SHORT = "stall_short_sb"  # ncu's source page: samples waiting on the short scoreboard
+SHORT_NI = "stall_short_sb (Not Issued)"  # of them, samples at which no warp of the scheduler issued
+DISTANCES = ((0, 4), (4, 8), (8, 16), (16, 32), (32, 64), (64, None))  # FFMAs between a shared load and its wait
 
 
 def loop_texts(body: list[str]) -> list[str]:
@@ -74,6 +82,31 @@ def tight_waits(texts: list[str], codes: list[dict], ffmas: int = 4) -> dict:
         if codes[i]["write"] != 7:
             last[codes[i]["write"]] = j
     return dict(lds=lds, tight=tight)
+
+
+def scoreboard_deps(program: dict, codes: list[dict]) -> list[list[int]]:
+    """A loop program's dependencies as the hardware keeps them (sass.control_codes): a wait on a scoreboard holds
+    the warp until every instruction still pending on it is done, so each instruction depends on every
+    variable-latency producer (shared, global and local loads) that released that scoreboard's write since the
+    last wait on it, not only on its operands' producers (program["deps"], the register flow); the register
+    flow's fixed-latency dependencies stay. Distances reach into the previous pass, like program["deps"]."""
+    from perfmodel.measure.sass import _VARIABLE
+
+    cls, n = program["cls"], len(program["cls"])
+    pending: dict[int, list[int]] = {b: [] for b in range(6)}
+    out: list[list[int]] = [[] for _ in range(n)]
+    for j in range(2 * n):
+        i = j % n
+        ds = set()
+        for b in range(6):
+            if codes[i]["wait"] >> b & 1:
+                ds.update(j - k for k in pending[b])
+                pending[b] = []
+        if j >= n:
+            out[i] = sorted(ds | {d for d in program["deps"][i] if cls[(j - d) % n] not in _VARIABLE})
+        if codes[i]["write"] != 7:
+            pending[codes[i]["write"]].append(j)
+    return out
 
 
 def loop_of(cfg):
@@ -118,6 +151,7 @@ def record(arg: str, ffmas: int) -> int:
     js = json.loads(Path(path).read_text())
     base = Path(path)
     names = labels.split(",") if labels else []
+    by_distance = []
     print(f"| configuration | us | loop samples | short scoreboard in the loop | tight waits | their share of the loop's samples | of its short scoreboard |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for i, (spec, v) in enumerate(js["configs"].items()):
@@ -142,12 +176,26 @@ def record(arg: str, ffmas: int) -> int:
         t_sh = sum(lrows[k].get(SHORT, 0) for k in w["tight"])
         print(f"| {spec} | {v.get('us') or 0:.0f} | {tot:.0f} | {sh / tot:.3f} | {len(w['tight'])} of {len(texts)} | "
               f"{t_all / tot:.3f} | {t_sh / max(sh, 1):.3f} |")
+        by_distance.append((spec, w["lds"], lrows, sh))
+    if by_distance:
+        print("\nshort-scoreboard samples at the waits on a shared load, by the FFMAs between the load and the wait "
+              "(waits, samples, share of the loop's short-scoreboard samples, of them not issued):")
+        print("| configuration | " + " | ".join(f"{a}-{b - 1}" if b else f"{a}+" for a, b in DISTANCES) + " |")
+        print("|---|" + "---:|" * len(DISTANCES))
+        for spec, lds, lrows, sh in by_distance:
+            cells = []
+            for a, b in DISTANCES:
+                ks = [k for k, f in lds.items() if f >= a and (b is None or f < b)]
+                s = sum(lrows[k].get(SHORT, 0) for k in ks)
+                cells.append(f"{len(ks)}, {s:.0f}, {s / max(sh, 1):.2f}, {sum(lrows[k].get(SHORT_NI, 0) for k in ks):.0f}")
+            print(f"| {spec} | " + " | ".join(cells) + " |")
     return 0
 
 
-def replay(specs: list[str], latency: "float | None" = None) -> int:
-    """Cycles a k step of each configuration's loop replayed with one warp a scheduler, and with two on their own
-    (the model) and in step."""
+def replay_cycles(spec: str, latency: "float | None" = None) -> dict:
+    """Cycles a k step of a configuration's loop (the local build) replayed with the H200's latencies, one issue
+    clock an FFMA and the register banks: `one` warp a scheduler, two on their `own` (the model's rule) and `in
+    step`, each with the register flow's dependencies and, `*_sb`, with the scoreboards' (scoreboard_deps)."""
     from ncu_choices import parse
     from perfmodel.devices import load_device
     from perfmodel.measure import sass
@@ -155,22 +203,91 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
     from perfmodel.model.predict import ffma_per_thread_per_tile, ldg_wavefronts
     from perfmodel.model.smem_banks import smem_counts
 
-    dev = load_device("h200")
-    lat = dev.latency
+    lat = load_device("h200").latency
+    banks = load_device("h200").compute.register_banks or 0
     smem = lat.smem_latency_cycles if latency is None else latency
+    cfg = parse(spec)
+    prog = sass.sass_facts(cfg, "9.0")["loop_program"]
+    li, lw, si, sw = smem_counts(cfg)
+    steps = cfg.bk * round(prog["cls"].count("F") / ffma_per_thread_per_tile(cfg))  # k-tiles a pass x bk
+    _, codes = local_loop(spec)
+    by_sb = dict(prog, id=prog["id"] + "-scoreboards", deps=scoreboard_deps(prog, codes))
+    out = {}
+    for tag, p in (("", prog), ("_sb", by_sb)):
+        for name, w, st in (("one", 1, False), ("own", 2, False), ("in_step", 2, True)):
+            out[name + tag] = schedule.simulate(p, w, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
+                                                lw / li if li else 1.0, sw / si if si else 1.0, 4.0, banks=banks,
+                                                ldg_wavefronts=ldg_wavefronts(cfg), in_step=st) / steps
+    out["steps"] = steps
+    return out
+
+
+def replay(specs: list[str], latency: "float | None" = None) -> int:
+    """Cycles a k step of each configuration's loop replayed with one warp a scheduler, and with two on their own
+    (the model) and in step; then the last two with the scoreboards' dependencies."""
+    from perfmodel.devices import load_device
+
+    smem = load_device("h200").latency.smem_latency_cycles if latency is None else latency
     print(f"shared-load latency {smem:g} cycles\n")
-    print("| configuration | k steps a pass | one warp | two warps on their own | in step | in step / own |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| configuration | k steps a pass | one warp | two warps on their own | in step | in step / own "
+          "| on their own, scoreboard waits | in step, scoreboard waits |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for s in specs:
-        cfg = parse(s)
-        prog = sass.sass_facts(cfg, "9.0")["loop_program"]
-        li, lw, si, sw = smem_counts(cfg)
-        steps = cfg.bk * round(prog["cls"].count("F") / ffma_per_thread_per_tile(cfg))  # k-tiles a pass x bk
-        one, own, lock = (schedule.simulate(prog, w, 1, 1.0, smem, lat.l1_latency_cycles, lat.fma_latency_cycles,
-                                            lw / li if li else 1.0, sw / si if si else 1.0, 4.0,
-                                            banks=dev.compute.register_banks or 0, ldg_wavefronts=ldg_wavefronts(cfg),
-                                            in_step=st) / steps for w, st in ((1, False), (2, False), (2, True)))
-        print(f"| {s} | {steps} | {one:.1f} | {own:.1f} | {lock:.1f} | {lock / own:.3f} |")
+        r = replay_cycles(s, latency)
+        print(f"| {s} | {r['steps']} | {r['one']:.1f} | {r['own']:.1f} | {r['in_step']:.1f} | "
+              f"{r['in_step'] / r['own']:.3f} | {r['own_sb']:.1f} | {r['in_step_sb']:.1f} |")
+    return 0
+
+
+PAIR_REPLAYS = ("own", "in_step", "own_sb", "in_step_sb")
+
+
+def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
+    """The configurations a recorded run measured (verified) with B's shared rows plain and padded and otherwise
+    the same: (plain spec, padded spec, padded GFLOPS / plain GFLOPS), in the run's order."""
+    from perfmodel.analysis import PEERS, load_run
+
+    plain, padded = {}, {}
+    for m in load_run(run_dir).measurements:
+        if not m.verified or m.kernel in PEERS:
+            continue
+        rest = tuple(sorted((k, v) for k, v in m.config.items() if k not in ("b_layout", "b_pad")))
+        spec = f"{m.kernel}:" + ",".join(f"{k}={v}" for k, v in sorted(m.config.items()))
+        layout = m.config.get("b_layout", "plain")
+        if layout in ("plain", "padded"):
+            (plain if layout == "plain" else padded).setdefault((m.kernel, rest, m.M, m.N, m.K), (spec, m.gflops_median))
+    return [(plain[k][0], padded[k][0], padded[k][1] / plain[k][1]) for k in plain if k in padded]
+
+
+def pairs(run_dir: Path, latency: "float | None" = None) -> int:
+    """Per pair of layout_pairs, the measured padded / plain speed beside each replay's (cycles plain / padded),
+    then how well each replay orders the pairs: Spearman, the share with the measured sign, the mean gap; over all
+    pairs and over those within 20 % of equal."""
+    from scipy.stats import spearmanr
+
+    found = layout_pairs(run_dir)
+    if not found:
+        print(f"error: {run_dir}: no configuration measured with B plain and padded", file=sys.stderr)
+        return 2
+    print(f"{len(found)} configurations measured with B plain and padded in {run_dir}; padded / plain:\n")
+    print("| configuration (plain) | measured | " + " | ".join(PAIR_REPLAYS) + " |")
+    print("|---|---:|" + "---:|" * len(PAIR_REPLAYS))
+    got = []
+    for i, (a, b, measured) in enumerate(found):
+        ra, rb = replay_cycles(a, latency), replay_cycles(b, latency)
+        ratios = {k: ra[k] / rb[k] for k in PAIR_REPLAYS}
+        got.append((measured, ratios))
+        print(f"| {a} | {measured:.3f} | " + " | ".join(f"{ratios[k]:.3f}" for k in PAIR_REPLAYS) + " |", flush=True)
+    print("\n| pairs | replay | Spearman | same sign as measured | mean gap |")
+    print("|---|---|---:|---:|---:|")
+    for label, sel in (("all", got), ("within 20 %", [g for g in got if abs(g[0] - 1) < 0.2])):
+        meas = [m for m, _ in sel]
+        for k in PAIR_REPLAYS:
+            x = [r[k] for _, r in sel]
+            rho = spearmanr(x, meas)[0] if len(sel) > 2 else float("nan")
+            sign = sum((u > 1) == (m > 1) for u, m in zip(x, meas)) / len(sel)
+            gap = sum(abs(u - m) for u, m in zip(x, meas)) / len(sel)
+            print(f"| {label} ({len(sel)}) | {k} | {rho:.3f} | {100 * sign:.0f} % | {100 * gap:.2f} % |")
     return 0
 
 
@@ -225,6 +342,7 @@ def main(argv=None) -> int:
     ap.add_argument("--replay", action="store_true", help="replay each SPEC's loop, its warps on their own and in step")
     ap.add_argument("--latency", type=float, help="--replay: the shared loads' latency in cycles (default: the H200's)")
     ap.add_argument("--points", nargs="+", metavar="CSV", help="recorded points (perfmodel accuracy --points)")
+    ap.add_argument("--pairs", metavar="RUN", help="a results folder: its configurations measured with B plain and padded, replayed")
     ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
     a = ap.parse_args(argv)
     for f in ([a.record.partition(":")[0]] if a.record else []) + (a.points or []):
@@ -238,6 +356,11 @@ def main(argv=None) -> int:
     if a.latency is not None and not 0 < a.latency <= 10000:
         print(f"error: --latency must be a number of cycles in (0, 10000], got {a.latency:g}", file=sys.stderr)
         return 2
+    if a.pairs:
+        if not Path(a.pairs).is_dir():
+            print(f"error: {a.pairs}: no such results folder (--pairs takes a run's folder, holding raw.json)", file=sys.stderr)
+            return 2
+        return pairs(Path(a.pairs), a.latency)
     if a.record:
         return record(a.record, a.ffmas)
     if a.points:

@@ -61,7 +61,9 @@ def test_bad_ffmas_exits_2_without_a_traceback():
 def test_the_tight_waits_hold_bk16s_short_scoreboard_samples(capsys):
     assert lw.record(f"{RECORD}:split-k-bk16,split-k-bk8", 4) == 0
     rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines() if ln.startswith("| split_k")]
-    by = {r[0].lstrip("| "): r for r in rows}
+    by = {}
+    for r in rows:  # the first table's row of each (the second holds the samples by distance)
+        by.setdefault(r[0].lstrip("| "), r)
     bk16, bk8 = by["split_k:bm=64,bn=256,bk=16,tm=16,tn=8,splits=16"], by["split_k:bm=64,bn=256,bk=8,tm=16,tn=8,splits=16"]
     assert (bk16[1], bk16[3], bk16[4], bk16[5], bk16[6].rstrip(" |")) == ("420", "0.092", "10 of 2222", "0.100", "0.686")
     assert (bk8[1], bk8[3], bk8[4], bk8[5], bk8[6].rstrip(" |")) == ("363", "0.033", "1 of 1116", "0.013", "0.249")
@@ -120,3 +122,53 @@ def test_one_and_two_warps_a_scheduler_as_docs_quote_them():
     step = {(bk, s): (t[(bk, s, 32768)] - t[(bk, s, 16384)]) / (16384 / s) * 1980 for bk in (8, 16) for s in (8, 16)}
     assert [round(step[k], 1) for k in ((16, 8), (16, 16), (8, 8), (8, 16))] == [332.1, 394.9, 275.5, 338.8]
     assert step[(16, 16)] / step[(8, 16)] == pytest.approx(1.166, abs=0.001)
+
+
+def test_scoreboard_waits_hold_every_load_pending_on_the_scoreboard():
+    # two shared loads release scoreboard 0; an FFMA reads only the first load's register but waits on scoreboard 0,
+    # so the hardware holds it for both loads; an add two before it stays a fixed-latency dependency
+    prog = dict(cls="SSAF", deps=[[], [], [], [3, 1]])
+    none = dict(stall=1, write=7, read=7, wait=0)
+    codes = [dict(none, write=0), dict(none, write=0), none, dict(none, wait=1)]
+    assert lw.scoreboard_deps(prog, codes) == [[], [], [], [1, 2, 3]]
+    codes[3] = none  # no wait: the loads are nobody's dependency, the add still is
+    assert lw.scoreboard_deps(prog, codes)[3] == [1]
+
+
+PADDED_B = ROOT / "results" / "archive" / "ncu-stall-pcs-padded-b-20261204-h200.json"
+PICK = "double_buffer:bm=128,bn=128,bk=8,tm=16,tn=8"
+
+
+@needs_sass
+def test_the_picks_short_scoreboard_samples_by_distance_as_docs_quote_them(capsys):
+    # the lent H200's PC sampling of the pick and its padded-B twin at 4096³: the plain loop's four waits 16-31
+    # FFMAs after their shared load hold 46 % of its short-scoreboard samples, the padded loop's three 4 %
+    assert lw.record(f"{PADDED_B}:plain,padded", 4) == 0
+    rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines() if ln.startswith("| double_buffer")]
+    plain, padded = rows[2], rows[3]
+    assert plain[0] == f"| {PICK}" and "b_layout=padded" in padded[0]
+    assert plain[1:7] == ["2, 6356, 0.27, 3642", "2, 4090, 0.17, 2916", "0, 0, 0.00, 0", "4, 10870, 0.46, 4777",
+                          "18, 2057, 0.09, 412", "10, 189, 0.01, 36 |"]
+    assert padded[4] == "3, 676, 0.04, 414"
+
+
+def test_the_overlap_run_measured_49_configurations_with_b_plain_and_padded():
+    found = lw.layout_pairs(ROOT / "results" / "20261204-062421-h200-tune-overlap")
+    assert len(found) == 49
+    pick = next(r for r in found if r[0] == "double_buffer:bk=8,bm=128,bn=128,tm=16,tn=8")
+    assert pick[1] == "double_buffer:b_layout=padded,b_pad=4,bk=8,bm=128,bn=128,tm=16,tn=8"
+    assert pick[2] == pytest.approx(1.039, abs=0.0005)
+
+
+@needs_sass
+def test_the_scoreboards_widen_the_picks_in_step_gap_to_its_padded_twin():
+    plain, padded = lw.replay_cycles(PICK), lw.replay_cycles(PICK + ",b_layout=padded,b_pad=4")
+    assert round(plain["own"], 1) == 318.3 and round(padded["own"], 1) == 315.9
+    assert round(plain["in_step"], 1) == 340.6 and round(plain["in_step_sb"], 1) == 347.0
+    assert padded["in_step_sb"] == padded["in_step"] and round(padded["in_step"], 1) == 337.2
+
+
+def test_pairs_needs_a_results_folder():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--pairs", "/nonexistent"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "no such results folder" in r.stderr and "Traceback" not in r.stderr
