@@ -24,9 +24,10 @@ short; the model's replay (model.schedule) sees each of them as the operand's pr
                                                                shared loads' latency, default the H200's); the
                                                                last two again with the scoreboards' waits
                                                                (scoreboard_deps) in place of the register flow
-    python3 benchmarks/lds_waits.py --pairs RUN                a recorded run's configurations measured with B's
+    python3 benchmarks/lds_waits.py --pairs RUN [--calibration F]   a recorded run's configurations measured with B's
                                                                shared rows plain and padded: the measured speed-up
-                                                               beside each replay's, and how well each orders them
+                                                               beside each replay's (and the model's, with F's
+                                                               figures), and how well each orders them
     python3 benchmarks/lds_waits.py --points POINTS.csv ...     recorded points (`perfmodel accuracy RUN ... --points
                                                                F`): per configuration the local build's tight waits
                                                                a 1,024 FFMAs of its loop; the points' count, mean
@@ -259,30 +260,45 @@ def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
     return [(plain[k][0], padded[k][0], padded[k][1] / plain[k][1]) for k in plain if k in padded]
 
 
-def pairs(run_dir: Path, latency: "float | None" = None) -> int:
-    """Per pair of layout_pairs, the measured padded / plain speed beside each replay's (cycles plain / padded),
-    then how well each replay orders the pairs: Spearman, the share with the measured sign, the mean gap; over all
-    pairs and over those within 20 % of equal."""
+def _predicted(run_dir: Path, calibration: Path) -> dict:
+    """The model's GFLOPS for each configuration of a recorded run (its binary's facts, the calibration's figures),
+    by spec as layout_pairs writes it."""
+    from perfmodel.analysis import load_run, rows, run_facts, run_figures
+
+    run = load_run(run_dir)
+    return {f"{r['kernel']}:" + ",".join(f"{k}={v}" for k, v in sorted(json.loads(r["config"]).items())): r["predicted_gflops"]
+            for r in rows(run, run_figures(run_dir, calibration=calibration), run_facts(run, run_dir), holdout=True)
+            if "predicted_gflops" in r}
+
+
+def pairs(run_dir: Path, latency: "float | None" = None, calibration: "Path | None" = None) -> int:
+    """Per pair of layout_pairs, the measured padded / plain speed beside each replay's (cycles plain / padded) and,
+    with a calibration, the model's (its predictions' ratio); then how well each orders the pairs: Spearman, the
+    share with the measured sign, the mean gap; over all pairs and over those within 20 % of equal."""
     from scipy.stats import spearmanr
 
     found = layout_pairs(run_dir)
     if not found:
         print(f"error: {run_dir}: no configuration measured with B plain and padded", file=sys.stderr)
         return 2
+    predicted = _predicted(run_dir, calibration) if calibration else None
+    names = PAIR_REPLAYS + (("the model",) if predicted else ())
     print(f"{len(found)} configurations measured with B plain and padded in {run_dir}; padded / plain:\n")
-    print("| configuration (plain) | measured | " + " | ".join(PAIR_REPLAYS) + " |")
-    print("|---|---:|" + "---:|" * len(PAIR_REPLAYS))
+    print("| configuration (plain) | measured | " + " | ".join(names) + " |")
+    print("|---|---:|" + "---:|" * len(names))
     got = []
     for i, (a, b, measured) in enumerate(found):
         ra, rb = replay_cycles(a, latency), replay_cycles(b, latency)
         ratios = {k: ra[k] / rb[k] for k in PAIR_REPLAYS}
+        if predicted:
+            ratios["the model"] = predicted[b] / predicted[a]
         got.append((measured, ratios))
-        print(f"| {a} | {measured:.3f} | " + " | ".join(f"{ratios[k]:.3f}" for k in PAIR_REPLAYS) + " |", flush=True)
-    print("\n| pairs | replay | Spearman | same sign as measured | mean gap |")
+        print(f"| {a} | {measured:.3f} | " + " | ".join(f"{ratios[k]:.3f}" for k in names) + " |", flush=True)
+    print("\n| pairs | padded / plain from | Spearman | same sign as measured | mean gap |")
     print("|---|---|---:|---:|---:|")
     for label, sel in (("all", got), ("within 20 %", [g for g in got if abs(g[0] - 1) < 0.2])):
         meas = [m for m, _ in sel]
-        for k in PAIR_REPLAYS:
+        for k in names:
             x = [r[k] for _, r in sel]
             rho = spearmanr(x, meas)[0] if len(sel) > 2 else float("nan")
             sign = sum((u > 1) == (m > 1) for u, m in zip(x, meas)) / len(sel)
@@ -343,6 +359,7 @@ def main(argv=None) -> int:
     ap.add_argument("--latency", type=float, help="--replay: the shared loads' latency in cycles (default: the H200's)")
     ap.add_argument("--points", nargs="+", metavar="CSV", help="recorded points (perfmodel accuracy --points)")
     ap.add_argument("--pairs", metavar="RUN", help="a results folder: its configurations measured with B plain and padded, replayed")
+    ap.add_argument("--calibration", type=Path, help="--pairs: also the model's predictions, with this calibration's figures")
     ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
     a = ap.parse_args(argv)
     for f in ([a.record.partition(":")[0]] if a.record else []) + (a.points or []):
@@ -360,7 +377,10 @@ def main(argv=None) -> int:
         if not Path(a.pairs).is_dir():
             print(f"error: {a.pairs}: no such results folder (--pairs takes a run's folder, holding raw.json)", file=sys.stderr)
             return 2
-        return pairs(Path(a.pairs), a.latency)
+        if a.calibration is not None and not a.calibration.is_file():
+            print(f"error: --calibration {a.calibration}: no such file (a perfmodel calibrate file)", file=sys.stderr)
+            return 2
+        return pairs(Path(a.pairs), a.latency, a.calibration)
     if a.record:
         return record(a.record, a.ffmas)
     if a.points:

@@ -172,3 +172,10 @@ def test_pairs_needs_a_results_folder():
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--pairs", "/nonexistent"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no such results folder" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_pairs_names_a_missing_calibration():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), "--pairs",
+                        str(ROOT / "results" / "20261204-062421-h200-tune-overlap"), "--calibration", "/nonexistent.toml"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--calibration /nonexistent.toml: no such file" in r.stderr and "Traceback" not in r.stderr
