@@ -243,6 +243,11 @@ def replay(specs: list[str], latency: "float | None" = None) -> int:
 PAIR_REPLAYS = ("own", "in_step", "own_sb", "in_step_sb")
 
 
+def _spec_of(kernel: str, config: dict) -> str:
+    """A recorded configuration as a kernel:key=value,... spec, its keys sorted."""
+    return f"{kernel}:" + ",".join(f"{k}={v}" for k, v in sorted(config.items()))
+
+
 def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
     """The configurations a recorded run measured (verified) with B's shared rows plain and padded and otherwise
     the same: (plain spec, padded spec, padded GFLOPS / plain GFLOPS), in the run's order."""
@@ -253,7 +258,7 @@ def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
         if not m.verified or m.kernel in PEERS:
             continue
         rest = tuple(sorted((k, v) for k, v in m.config.items() if k not in ("b_layout", "b_pad")))
-        spec = f"{m.kernel}:" + ",".join(f"{k}={v}" for k, v in sorted(m.config.items()))
+        spec = _spec_of(m.kernel, m.config)
         layout = m.config.get("b_layout", "plain")
         if layout in ("plain", "padded"):
             (plain if layout == "plain" else padded).setdefault((m.kernel, rest, m.M, m.N, m.K), (spec, m.gflops_median))
@@ -266,7 +271,7 @@ def _predicted(run_dir: Path, calibration: Path) -> dict:
     from perfmodel.analysis import load_run, rows, run_facts, run_figures
 
     run = load_run(run_dir)
-    return {f"{r['kernel']}:" + ",".join(f"{k}={v}" for k, v in sorted(json.loads(r["config"]).items())): r["predicted_gflops"]
+    return {_spec_of(r["kernel"], json.loads(r["config"])): r["predicted_gflops"]
             for r in rows(run, run_figures(run_dir, calibration=calibration), run_facts(run, run_dir), holdout=True)
             if "predicted_gflops" in r}
 
@@ -287,7 +292,7 @@ def pairs(run_dir: Path, latency: "float | None" = None, calibration: "Path | No
     print("| configuration (plain) | measured | " + " | ".join(names) + " |")
     print("|---|---:|" + "---:|" * len(names))
     got = []
-    for i, (a, b, measured) in enumerate(found):
+    for a, b, measured in found:
         ra, rb = replay_cycles(a, latency), replay_cycles(b, latency)
         ratios = {k: ra[k] / rb[k] for k in PAIR_REPLAYS}
         if predicted:
