@@ -248,9 +248,10 @@ def _spec_of(kernel: str, config: dict) -> str:
     return f"{kernel}:" + ",".join(f"{k}={v}" for k, v in sorted(config.items()))
 
 
-def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
+def layout_pairs(run_dir: Path) -> list[tuple[str, str, float, tuple]]:
     """The configurations a recorded run measured (verified) with B's shared rows plain and padded and otherwise
-    the same: (plain spec, padded spec, padded GFLOPS / plain GFLOPS), in the run's order."""
+    the same, at the same size: (plain spec, padded spec, padded GFLOPS / plain GFLOPS, (M, N, K)), in the run's
+    order."""
     from perfmodel.analysis import PEERS, load_run
 
     plain, padded = {}, {}
@@ -262,16 +263,16 @@ def layout_pairs(run_dir: Path) -> list[tuple[str, str, float]]:
         layout = m.config.get("b_layout", "plain")
         if layout in ("plain", "padded"):
             (plain if layout == "plain" else padded).setdefault((m.kernel, rest, m.M, m.N, m.K), (spec, m.gflops_median))
-    return [(plain[k][0], padded[k][0], padded[k][1] / plain[k][1]) for k in plain if k in padded]
+    return [(plain[k][0], padded[k][0], padded[k][1] / plain[k][1], k[2:]) for k in plain if k in padded]
 
 
 def _predicted(run_dir: Path, calibration: Path) -> dict:
-    """The model's GFLOPS for each configuration of a recorded run (its binary's facts, the calibration's figures),
-    by spec as layout_pairs writes it."""
+    """The model's GFLOPS for each point of a recorded run (its binary's facts, the calibration's figures), by
+    (spec as layout_pairs writes it, (M, N, K))."""
     from perfmodel.analysis import load_run, rows, run_facts, run_figures
 
     run = load_run(run_dir)
-    return {_spec_of(r["kernel"], json.loads(r["config"])): r["predicted_gflops"]
+    return {(_spec_of(r["kernel"], json.loads(r["config"])), (r["M"], r["N"], r["K"])): r["predicted_gflops"]
             for r in rows(run, run_figures(run_dir, calibration=calibration), run_facts(run, run_dir), holdout=True)
             if "predicted_gflops" in r}
 
@@ -289,16 +290,16 @@ def pairs(run_dir: Path, latency: "float | None" = None, calibration: "Path | No
     predicted = _predicted(run_dir, calibration) if calibration else None
     names = PAIR_REPLAYS + (("the model",) if predicted else ())
     print(f"{len(found)} configurations measured with B plain and padded in {run_dir}; padded / plain:\n")
-    print("| configuration (plain) | measured | " + " | ".join(names) + " |")
-    print("|---|---:|" + "---:|" * len(names))
+    print("| configuration (plain) | M, N, K | measured | " + " | ".join(names) + " |")
+    print("|---|---|---:|" + "---:|" * len(names))
     got = []
-    for a, b, measured in found:
+    for a, b, measured, mnk in found:
         ra, rb = replay_cycles(a, latency), replay_cycles(b, latency)
         ratios = {k: ra[k] / rb[k] for k in PAIR_REPLAYS}
         if predicted:
-            ratios["the model"] = predicted[b] / predicted[a]
+            ratios["the model"] = predicted[(b, mnk)] / predicted[(a, mnk)]
         got.append((measured, ratios))
-        print(f"| {a} | {measured:.3f} | " + " | ".join(f"{ratios[k]:.3f}" for k in names) + " |", flush=True)
+        print(f"| {a} | {', '.join(map(str, mnk))} | {measured:.3f} | " + " | ".join(f"{ratios[k]:.3f}" for k in names) + " |", flush=True)
     print("\n| pairs | padded / plain from | Spearman | same sign as measured | mean gap |")
     print("|---|---|---:|---:|---:|")
     for label, sel in (("all", got), ("within 20 %", [g for g in got if abs(g[0] - 1) < 0.2])):
