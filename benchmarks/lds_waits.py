@@ -28,6 +28,10 @@ short; the model's replay (model.schedule) sees each of them as the operand's pr
                                                                shared rows plain and padded: the measured speed-up
                                                                beside each replay's (and the model's, with F's
                                                                figures), and how well each orders them
+    python3 benchmarks/lds_waits.py --rank RUN ... [--calibration F]   recorded sweep runs scored with the model's
+                                                               rule and with its warps replayed in step: MAPE,
+                                                               bias, Spearman, and the gap of the model's first
+                                                               to the fastest measured, per run and over all
     python3 benchmarks/lds_waits.py --points POINTS.csv ...     recorded points (`perfmodel accuracy RUN ... --points
                                                                F`): per configuration the local build's tight waits
                                                                a 1,024 FFMAs of its loop; the points' count, mean
@@ -204,14 +208,14 @@ def replay_cycles(spec: str, latency: "float | None" = None) -> dict:
     from perfmodel.model.predict import ffma_per_thread_per_tile, ldg_wavefronts
     from perfmodel.model.smem_banks import smem_counts
 
-    lat = load_device("h200").latency
-    banks = load_device("h200").compute.register_banks or 0
+    dev = load_device("h200")
+    lat, banks = dev.latency, dev.compute.register_banks or 0
     smem = lat.smem_latency_cycles if latency is None else latency
     cfg = parse(spec)
     prog = sass.sass_facts(cfg, "9.0")["loop_program"]
     li, lw, si, sw = smem_counts(cfg)
     steps = cfg.bk * round(prog["cls"].count("F") / ffma_per_thread_per_tile(cfg))  # k-tiles a pass x bk
-    _, codes = local_loop(spec)
+    _, codes = loop_of(cfg)
     by_sb = dict(prog, id=prog["id"] + "-scoreboards", deps=scoreboard_deps(prog, codes))
     out = {}
     for tag, p in (("", prog), ("_sb", by_sb)):
@@ -313,6 +317,78 @@ def pairs(run_dir: Path, latency: "float | None" = None, calibration: "Path | No
     return 0
 
 
+RANK_RULES = ("on their own", "in step")  # the model's rule for a scheduler's warps, and the in-step replay
+
+
+def _rank_scores(job) -> list[dict]:
+    """In a fresh process (the replay's cache is per process): each run scored by perfmodel.accuracy with the
+    model's compute phase replayed by `rule`: the model's own, or its warps in step (model.schedule.simulate's
+    in_step, switched on for every replay of the process)."""
+    rule, runs, calibration = job
+    from perfmodel.accuracy import figures_for, score_run
+    from perfmodel.analysis import load_run, run_device
+    from perfmodel.model import schedule
+
+    if rule == "in step":
+        plain = schedule.simulate
+
+        def simulate(program, *args, **kw):
+            return plain(program, *args, **dict(kw, in_step=True))
+
+        schedule.simulate = simulate
+    cal_device = run_device_of_calibration(calibration) if calibration else None
+    out = []
+    for rd in runs:
+        cal = calibration if cal_device and run_device(load_run(rd)).name == cal_device else None
+        sc = score_run(rd, figures_for(rd, "measured", str(cal) if cal else None, ROOT / "results", own_fallback=True))
+        out.append(dict(run=Path(rd).name, points=sc.points, mape=sc.mape_pct, bias=sc.bias_pct,
+                        spearman=sc.spearman_sweep, top1=sc.top1_gap_pct))
+    return out
+
+
+def run_device_of_calibration(path: Path) -> str:
+    """The device name a perfmodel calibrate file was measured on (its `name`)."""
+    import tomllib
+
+    return tomllib.loads(Path(path).read_text())["name"]
+
+
+def rank(runs: list[Path], calibration: "Path | None" = None) -> int:
+    """Recorded sweep runs scored with the model's rule (each scheduler's warps replayed on their own) and with
+    its warps replayed in step: MAPE, bias, Spearman over the sweep's points and the gap of the model's first
+    (its highest prediction among the run's measured configurations) to the fastest measured. Runs of the
+    calibration's device take its figures, the others their device's reference calibration (else their own)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=len(RANK_RULES), mp_context=ctx) as pool:
+        got = dict(zip(RANK_RULES, pool.map(_rank_scores, [(r, [str(x) for x in runs], calibration) for r in RANK_RULES])))
+    print("| run | points | " + " | ".join(f"{r}: MAPE (bias), Spearman, first's gap" for r in RANK_RULES) + " |")
+    print("|---|---:|" + "---|" * len(RANK_RULES))
+
+    def cell(d):
+        sp = "-" if d["spearman"] is None else f"{d['spearman']:.3f}"
+        gap = "-" if d["top1"] is None else f"{d['top1']:.1f} %"
+        return f"{d['mape']:.2f} % ({d['bias']:+.2f} %), {sp}, {gap}"
+
+    for i, rd in enumerate(runs):
+        rows_ = [got[r][i] for r in RANK_RULES]
+        print(f"| {rows_[0]['run']} | {rows_[0]['points']} | " + " | ".join(cell(d) for d in rows_) + " |")
+    print()
+    for r in RANK_RULES:
+        gaps = [d["top1"] for d in got[r] if d["top1"] is not None]
+        n = sum(d["points"] for d in got[r])
+        mape = sum(d["mape"] * d["points"] for d in got[r]) / n
+        print(f"{r}: {n} points, MAPE {mape:.2f} %; first's gap mean {sum(gaps) / len(gaps):.2f} %, "
+              f"worst {max(gaps):.1f} %, {sum(g <= 1.0 for g in gaps)} of {len(gaps)} runs within 1 %")
+    own, step = ([d["top1"] for d in got[r]] for r in RANK_RULES)
+    pairs_ = [(a, b) for a, b in zip(own, step) if a is not None and b is not None]
+    print(f"in step's first faster than the model's in {sum(b < a - 0.05 for a, b in pairs_)} runs, slower in "
+          f"{sum(b > a + 0.05 for a, b in pairs_)}, the same in {sum(abs(a - b) <= 0.05 for a, b in pairs_)}")
+    return 0
+
+
 DENSITY_BINS = ((0.5, "0"), (2.5, "1-2"), (6.5, "3-6"), (float("inf"), "7 or more"))  # tight waits a 1,024 FFMAs
 
 
@@ -365,7 +441,10 @@ def main(argv=None) -> int:
     ap.add_argument("--latency", type=float, help="--replay: the shared loads' latency in cycles (default: the H200's)")
     ap.add_argument("--points", nargs="+", metavar="CSV", help="recorded points (perfmodel accuracy --points)")
     ap.add_argument("--pairs", metavar="RUN", help="a results folder: its configurations measured with B plain and padded, replayed")
-    ap.add_argument("--calibration", type=Path, help="--pairs: also the model's predictions, with this calibration's figures")
+    ap.add_argument("--rank", nargs="+", metavar="RUN", help="recorded sweep runs scored with the model's rule and with "
+                    "its warps in step (--calibration: the figures for runs of its device)")
+    ap.add_argument("--calibration", type=Path, help="--pairs: also the model's predictions, with this calibration's figures; "
+                    "--rank: the figures of runs of its device")
     ap.add_argument("--ffmas", type=int, default=4, help="a wait is tight below this many FFMAs after its load (default 4)")
     a = ap.parse_args(argv)
     for f in ([a.record.partition(":")[0]] if a.record else []) + (a.points or []):
@@ -379,12 +458,18 @@ def main(argv=None) -> int:
     if a.latency is not None and not 0 < a.latency <= 10000:
         print(f"error: --latency must be a number of cycles in (0, 10000], got {a.latency:g}", file=sys.stderr)
         return 2
+    if a.calibration is not None and not a.calibration.is_file():
+        print(f"error: --calibration {a.calibration}: no such file (a perfmodel calibrate file)", file=sys.stderr)
+        return 2
+    if a.rank:
+        bad = [r for r in a.rank if not (Path(r) / "raw.json").is_file() and not (Path(r) / "raw.json.xz").is_file()]
+        if bad:
+            print(f"error: --rank {bad[0]}: not a recorded run (a results folder holding raw.json)", file=sys.stderr)
+            return 2
+        return rank([Path(r) for r in a.rank], a.calibration)
     if a.pairs:
         if not Path(a.pairs).is_dir():
             print(f"error: {a.pairs}: no such results folder (--pairs takes a run's folder, holding raw.json)", file=sys.stderr)
-            return 2
-        if a.calibration is not None and not a.calibration.is_file():
-            print(f"error: --calibration {a.calibration}: no such file (a perfmodel calibrate file)", file=sys.stderr)
             return 2
         return pairs(Path(a.pairs), a.latency, a.calibration)
     if a.record:
