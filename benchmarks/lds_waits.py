@@ -361,9 +361,16 @@ def rank(runs: list[Path], calibration: "Path | None" = None) -> int:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from perfmodel.errors import UserError
+
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=len(RANK_RULES), mp_context=ctx) as pool:
-        got = dict(zip(RANK_RULES, pool.map(_rank_scores, [(r, [str(x) for x in runs], calibration) for r in RANK_RULES])))
+    try:
+        with ProcessPoolExecutor(max_workers=len(RANK_RULES), mp_context=ctx) as pool:
+            got = dict(zip(RANK_RULES, pool.map(_rank_scores, [(r, [str(x) for x in runs], calibration)
+                                                               for r in RANK_RULES])))
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print("| run | points | " + " | ".join(f"{r}: MAPE (bias), Spearman, first's gap" for r in RANK_RULES) + " |")
     print("|---|---:|" + "---|" * len(RANK_RULES))
 
@@ -379,9 +386,10 @@ def rank(runs: list[Path], calibration: "Path | None" = None) -> int:
     for r in RANK_RULES:
         gaps = [d["top1"] for d in got[r] if d["top1"] is not None]
         n = sum(d["points"] for d in got[r])
-        mape = sum(d["mape"] * d["points"] for d in got[r]) / n
-        print(f"{r}: {n} points, MAPE {mape:.2f} %; first's gap mean {sum(gaps) / len(gaps):.2f} %, "
-              f"worst {max(gaps):.1f} %, {sum(g <= 1.0 for g in gaps)} of {len(gaps)} runs within 1 %")
+        mape = sum(d["mape"] * d["points"] for d in got[r]) / max(n, 1)
+        first = (f"first's gap mean {sum(gaps) / len(gaps):.2f} %, worst {max(gaps):.1f} %, "
+                 f"{sum(g <= 1.0 for g in gaps)} of {len(gaps)} runs within 1 %") if gaps else "no run with sweep points"
+        print(f"{r}: {n} points, MAPE {mape:.2f} %; {first}")
     own, step = ([d["top1"] for d in got[r]] for r in RANK_RULES)
     pairs_ = [(a, b) for a, b in zip(own, step) if a is not None and b is not None]
     print(f"in step's first faster than the model's in {sum(b < a - 0.05 for a, b in pairs_)} runs, slower in "
@@ -466,6 +474,13 @@ def main(argv=None) -> int:
         if bad:
             print(f"error: --rank {bad[0]}: not a recorded run (a results folder holding raw.json)", file=sys.stderr)
             return 2
+        if a.calibration is not None:
+            try:
+                run_device_of_calibration(a.calibration)
+            except (ValueError, KeyError, UnicodeDecodeError):
+                print(f"error: --calibration {a.calibration}: not a perfmodel calibrate file (TOML with the device's "
+                      f"`name`)", file=sys.stderr)
+                return 2
         return rank([Path(r) for r in a.rank], a.calibration)
     if a.pairs:
         if not Path(a.pairs).is_dir():

@@ -203,6 +203,19 @@ def test_in_step_as_the_ranking_rule_on_a_recorded_tuning_run(capsys):
                    "| 8.18 % (-8.13 %), 0.962, 0.0 % |")
 
 
+def test_rank_says_in_one_line_what_is_wrong_with_a_file(tmp_path):
+    bad_toml = tmp_path / "cal.toml"
+    bad_toml.write_text("x = [\n")
+    bad_run = tmp_path / "run"
+    bad_run.mkdir()
+    (bad_run / "raw.json").write_text("{\n")
+    for args, says in ((["--rank", str(ROOT / "results" / "20261128-155115-h200-tune-seed1"), "--calibration", str(bad_toml)],
+                        "not a perfmodel calibrate file"), (["--rank", str(bad_run)], "is not valid JSON")):
+        r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lds_waits.py"), *args], capture_output=True, text=True)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("args, says", [
     (["--rank", "/nonexistent"], "--rank /nonexistent: not a recorded run"),
     (["--rank", str(ROOT / "results" / "20261128-155115-h200-tune-seed1"), "--calibration", "/nonexistent.toml"],
