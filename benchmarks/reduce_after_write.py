@@ -11,10 +11,16 @@ the kernel before it, one event pair around its launch), at partial sizes from 1
   read    the partials read just before by such a kernel (clean lines in the L2)
   cold    the L2 flushed just before (the partials in DRAM)
 
+With `--marginal`, the write state is also timed as a split_k run's window holds it: one event pair around the
+writer and the reduction (`pair`) and one around the writer alone (`writer`), interleaved; pair - writer is
+what the reduction adds to a window that already holds the kernel before it. The event pair around the
+reduction alone also holds the gap between an event and the kernel behind it, which a split_k run pays once
+for both kernels; `--fit` takes pair - writer where a record has it.
+
 Every state starts behind a one-thread spin kernel (about 40 us), so the launches are queued before the GPU
 reaches them and the event pair holds only what a kernel behind another pays.
 
-    python3 benchmarks/reduce_after_write.py [--slices 4,8,16] [--mb 1,2,...] [--reps 20]   (GPU)
+    python3 benchmarks/reduce_after_write.py [--slices 4,8,16] [--mb 1,2,...] [--reps 20] [--marginal]   (GPU)
     PYTHONPATH=. python3 benchmarks/reduce_after_write.py --table REC.json     (CPU) a record beside the model
     PYTHONPATH=. python3 benchmarks/reduce_after_write.py --fit REC.json ...   (CPU) the generation figures (fit)"""
 import argparse
@@ -29,6 +35,7 @@ import numpy as np
 MB = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56, 64, 80, 96]
 SLICES = [4, 8, 16]
 STATES = ("write", "read", "cold")
+MARGINAL = ("pair", "writer")  # --marginal: one event pair around writer + reduction, and around the writer alone
 
 AUX = r"""
 extern "C" __global__ void spin(long long cycles) {
@@ -55,6 +62,8 @@ def parse(argv):
     ap.add_argument("--slices", default=",".join(map(str, SLICES)), help="partials S (comma-separated)")
     ap.add_argument("--mb", default=",".join(map(str, MB)), help="partial sizes 4 S M N in MB (comma-separated)")
     ap.add_argument("--reps", type=int, default=20, help="timed repetitions per size, slices and state")
+    ap.add_argument("--marginal", action="store_true", help="also time the write state as pair - writer (what the "
+                    "reduction adds to a window holding the writer)")
     a = ap.parse_args(argv)
     try:
         slices = [int(x) for x in a.slices.split(",")]
@@ -63,7 +72,7 @@ def parse(argv):
         ap.error("--slices and --mb take comma-separated numbers, e.g. --slices 4,8 --mb 1,16,64")
     if any(s < 2 for s in slices) or any(m <= 0 for m in mbs) or a.reps < 3:
         ap.error("--slices from 2, --mb positive, --reps at least 3")
-    return slices, mbs, a.reps
+    return slices, mbs, a.reps, a.marginal
 
 
 def main(argv) -> int:
@@ -71,7 +80,7 @@ def main(argv) -> int:
     from perfmodel.measure.detect import match_shipped
     from perfmodel.measure.gpu import Gpu
 
-    slices_list, mbs, reps = parse(argv)
+    slices_list, mbs, reps, marginal = parse(argv)
     out_dir = Path(os.environ.get("OUT", "/tmp/out"))
     out_dir.mkdir(parents=True, exist_ok=True)
     gpu = Gpu()
@@ -96,11 +105,21 @@ def main(argv) -> int:
         rgrid = (math.ceil(mn / 4 / 256), 1, 1)
         rargs = (W, C, np.int64(mn), np.int32(s))
         row = dict(slices=s, mn=mn, partial_bytes=part, out_bytes=4 * mn)
-        for state in STATES:
+        for state in STATES + (MARGINAL if marginal else ()):
             times = []
             for r in range(reps + 2):  # two warm-up repetitions
                 gpu.flush()
                 spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
+                if state in MARGINAL:  # the writer inside the window, the reduction behind it (pair) or not (writer)
+                    ev0.record()
+                    fill(W, n4, block=(256, 1, 1), grid=grid_stream)
+                    if state == "pair":
+                        reduce(*rargs, block=(256, 1, 1), grid=rgrid)
+                    ev1.record()
+                    ev1.synchronize()
+                    if r >= 2:
+                        times.append(ev0.time_till(ev1) * 1e3)
+                    continue
                 fill(W, n4, block=(256, 1, 1), grid=grid_stream)
                 if state != "write":  # read and cold: the written partials flushed out of the L2
                     gpu.flush()
@@ -119,7 +138,7 @@ def main(argv) -> int:
         rows.append(row)
         print(f"  {j}/{total}: S={s} {part / 1e6:.1f} MB", file=sys.stderr, flush=True)
     rec = dict(gpu=gpu.name, device_file=dev_name, sms=gpu.sm_count, l2_bytes=gpu.l2_bytes, reps=reps,
-               spin_us=40, flush="perfmodel.measure.gpu.Gpu.flush (memset of twice the L2)", rows=rows)
+               spin_us=40, flush="perfmodel.measure.gpu.Gpu.flush (memset of twice the L2)", marginal=marginal, rows=rows)
     path = out_dir / "reduce_after_write.json"
     path.write_text(json.dumps(rec, indent=1))
     print(f"wrote {path}")
@@ -159,9 +178,17 @@ def table(rec) -> str:
     return "\n".join(L)
 
 
+def write_us(row: dict) -> float:
+    """What the reduction costs behind the writer in a row: pair - writer (the medians) where the row has them
+    (`--marginal`), else the event pair around the reduction alone."""
+    if "pair" in row and "writer" in row:
+        return row["pair"]["median_us"] - row["writer"]["median_us"]
+    return row["write"]["median_us"]
+
+
 def fit(recs) -> dict:
     """The generation figures from one or more records of the write state (split_k's): per slice count, the
-    least of the records' median times at each size (a run's slow outliers are upward), the least-squares
+    least of the records' times at each size (write_us: pair - writer where a record has both) (a run's slow outliers are upward), the least-squares
     line through them at partials of 20 MB or less (time against partials + C), and how far up the sizes stay
     within 10 % of that line. latency.reduction_floor_us_by_slices: each line's time at no bytes;
     memory.l2_written_resident_bytes: the least over the slice counts of the largest partials up to which
@@ -170,7 +197,7 @@ def fit(recs) -> dict:
     for rec in recs:
         for r in rec["rows"]:
             key = (r["slices"], r["partial_bytes"])
-            best[key] = min(best.get(key, float("inf")), r["write"]["median_us"])
+            best[key] = min(best.get(key, float("inf")), write_us(r))
     floors, resident, lines = {}, [], {}
     for s in sorted({k[0] for k in best}):
         pts = sorted((p, t) for (sl, p), t in best.items() if sl == s)
