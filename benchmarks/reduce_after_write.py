@@ -147,16 +147,15 @@ def main(argv) -> int:
 
 
 def model_us(rec) -> list:
-    """reduction_seconds for each row with the reference calibration of the record's device (None without
-    one): what the model charges split_k's second kernel."""
+    """reduction_seconds for each row with the reference calibration of the record's device (without one, the
+    figures `perfmodel predict` takes for it: its SM generation's): what the model charges split_k's second
+    kernel."""
     from perfmodel.accuracy import reference_calibration
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import reduction_seconds
 
     cal = reference_calibration(Path("results"), rec["device_file"])
-    if cal is None:
-        return [None] * len(rec["rows"])
-    dev = Figures.load(rec["device_file"], cal).effective
+    dev = Figures.load(rec["device_file"], cal).effective  # without one, its generation's figures (as predict)
     hz = dev.compute.sm_clock_boost_MHz * 1e6
     return [float(reduction_seconds(dev, 1, r["mn"], r["slices"], hz)) * 1e6 for r in rec["rows"]]
 
