@@ -112,22 +112,16 @@ def main(argv) -> int:
                 spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
                 if state in MARGINAL:  # the writer inside the window, the reduction behind it (pair) or not (writer)
                     ev0.record()
-                    fill(W, n4, block=(256, 1, 1), grid=grid_stream)
-                    if state == "pair":
-                        reduce(*rargs, block=(256, 1, 1), grid=rgrid)
-                    ev1.record()
-                    ev1.synchronize()
-                    if r >= 2:
-                        times.append(ev0.time_till(ev1) * 1e3)
-                    continue
                 fill(W, n4, block=(256, 1, 1), grid=grid_stream)
-                if state != "write":  # read and cold: the written partials flushed out of the L2
+                if state in ("read", "cold"):  # the written partials flushed out of the L2
                     gpu.flush()
                     spin(spin_cycles, block=(1, 1, 1), grid=(1, 1, 1))
                 if state == "read":
                     touch(W, n4, sink, block=(256, 1, 1), grid=grid_stream)
-                ev0.record()
-                reduce(*rargs, block=(256, 1, 1), grid=rgrid)
+                if state not in MARGINAL:
+                    ev0.record()
+                if state != "writer":
+                    reduce(*rargs, block=(256, 1, 1), grid=rgrid)
                 ev1.record()
                 ev1.synchronize()
                 if r >= 2:
@@ -187,8 +181,8 @@ def write_us(row: dict) -> float:
 
 def fit(recs) -> dict:
     """The generation figures from one or more records of the write state (split_k's): per slice count, the
-    least of the records' times at each size (write_us: pair - writer where a record has both) (a run's slow outliers are upward), the least-squares
-    line through them at partials of 20 MB or less (time against partials + C), and how far up the sizes stay
+    least of the records' times at each size (write_us: pair - writer where a record has both; a run's slow
+    outliers are upward), the least-squares line through them at partials of 20 MB or less (time against partials + C), and how far up the sizes stay
     within 10 % of that line. latency.reduction_floor_us_by_slices: each line's time at no bytes;
     memory.l2_written_resident_bytes: the least over the slice counts of the largest partials up to which
     every size stays within 10 %."""
