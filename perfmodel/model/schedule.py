@@ -126,73 +126,89 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             if k == "S":
                 r0[i] += lock * wide[i] / 2.0
                 r1[i] += lock * wide[i] / 2.0
+    # per instruction, what issuing it does (0: a latency after issue; 1: a pipe wavefront, done after the
+    # pipe's latency; 2: a pipe wavefront, done a global latency after issue; 3: a pipe wavefront, done a
+    # fixed latency after issue) and what holds it back (the FP32 pipe, the register banks)
+    use_g = global_latency > 0
+    how = [(0 if not wf[i] else 1 if k in "SL" else 2 if k == "G" and use_g else 3) for i, k in enumerate(cls)]
+    isF = [k == "F" for k in cls]
+    isB = [k == "B" for k in cls]
+    banked = r0 is not None
+    nxt_deps = [deps[(i + 1) % n] for i in range(n)]  # the dependencies of the instruction after i
     bank0 = bank1 = -1e9  # when each bank finishes the reads given to it
     fma_hold = lock * float(ffma_pipe) * c_ffma  # clocks an FFMA keeps the FP32 pipe
     fma_free = -1e9  # when the FP32 pipe takes the next FFMA
     done = [[0.0] * (P * n) for _ in range(W)]
     pc = [0] * W  # absolute instruction index (pass * n + i)
+    ip = [0] * W  # pc % n
     ready = [0.0] * W
     last = [-1.0 - w for w in range(W)]
-    blocked = [False] * W
+    live = list(range(W))  # warps neither at a barrier nor finished, in order (none left: every one is done, or
+    # every remaining one waits at a barrier, which cannot happen with symmetric blocks)
     waiting: dict[int, list[int]] = {}
     pass_end = [[0.0] * P for _ in range(W)]
     sched = 0.0
     pipe = 0.0
     end = P * n
-    active = W
-    while active:
+    while live:
         best, t_best = -1, float("inf")
-        for w in range(W):
-            if blocked[w] or pc[w] >= end:
-                continue
-            t = ready[w] if ready[w] > sched else sched
-            i = pc[w] % n
-            if cls[i] == "F" and fma_free > t:
+        s0 = bank0 - BANK_SLACK
+        s1 = bank1 - BANK_SLACK
+        for w in live:  # the warp that can issue first (ties: the one that issued longest ago)
+            t = ready[w]
+            if sched >= t:
+                t = sched
+            i = ip[w]
+            if isF[i] and fma_free > t:
                 t = fma_free
-            if r0 is not None:
-                if r0[i] and bank0 - BANK_SLACK > t:
-                    t = bank0 - BANK_SLACK
-                if r1[i] and bank1 - BANK_SLACK > t:
-                    t = bank1 - BANK_SLACK
+            if banked:
+                if r0[i] and s0 > t:
+                    t = s0
+                if r1[i] and s1 > t:
+                    t = s1
             if t < t_best - 1e-9 or (t < t_best + 1e-9 and last[w] < last[best]):
                 best, t_best = w, t
-        if best < 0:
-            break  # every remaining warp waits at a barrier (cannot happen with symmetric blocks)
         w, t = best, t_best
         g = pc[w]
-        i = g % n
-        k = cls[i]
+        i = ip[w]
         sched = t + cost[i]
         last[w] = t
-        if k == "F":
+        if isF[i]:
             fma_free = t + fma_hold
-        if r0 is not None:
-            if r0[i]:
-                bank0 = (t if t > bank0 else bank0) + r0[i]
-            if r1[i]:
-                bank1 = (t if t > bank1 else bank1) + r1[i]
-        if wf[i]:
+        if banked:
+            x = r0[i]
+            if x:
+                bank0 = (t if t > bank0 else bank0) + x
+            x = r1[i]
+            if x:
+                bank1 = (t if t > bank1 else bank1) + x
+        h = how[i]
+        dw = done[w]
+        if h:
+            x = wf[i]
             start = t if t > pipe else pipe
-            pipe = start + wf[i] * share
-            done[w][g] = (start + lat[i] + (wf[i] - 1.0) * share if k in "SL" else
-                          t + global_latency if k == "G" and global_latency > 0 else t + fixed_latency)
+            pipe = start + x * share
+            dw[g] = (start + lat[i] + (x - 1.0) * share if h == 1 else
+                     t + global_latency if h == 2 else t + fixed_latency)
         else:
-            done[w][g] = t + lat[i]
+            dw[g] = t + lat[i]
         g += 1
         pc[w] = g
-        if g % n == 0:
+        j = i + 1
+        if j == n:
+            j = 0
             pass_end[w][g // n - 1] = t
+        ip[w] = j
         if g >= end:
-            active -= 1
+            live.remove(w)
         else:
-            j = g % n
             r = t + hold[i]  # the warp's next instruction waits out this one's stall count
-            dw = done[w]
-            for d in deps[j]:
-                if g - d >= 0 and dw[g - d] > r:
-                    r = dw[g - d]
+            for d in nxt_deps[i]:
+                e = g - d
+                if e >= 0 and dw[e] > r:
+                    r = dw[e]
             ready[w] = r
-        if k == "B":
+        if isB[i]:
             blk = w // per_block
             group = waiting.setdefault(blk, [])
             group.append(w)
@@ -200,11 +216,13 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
             if len(group) >= members:
                 release = t + 1.0
                 for v in group:
-                    blocked[v] = False
                     ready[v] = max(ready[v], release)
+                    if v != w and pc[v] < end:
+                        live.append(v)
+                live.sort()
                 waiting[blk] = []
-            else:
-                blocked[w] = True
+            elif g < end:
+                live.remove(w)
     if P > 1:  # steady state: from the last warp finishing pass 1 to the last finishing pass P
         span = (max(pe[P - 1] for pe in pass_end) - max(pe[0] for pe in pass_end)) / (P - 1)
     else:
