@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker a core this process may use: the cores it is pinned to, fewer where a cgroup
-    quota allows less, at most 4 (each worker holds about 2.5 GB at its peak)."""
+    quota allows less, at most 4 (a worker held up to 5.2 GB in a run here)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
