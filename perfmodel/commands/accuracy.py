@@ -13,6 +13,7 @@ from ..accuracy import accuracy_set, as_json, check_points_path, group_errors, p
 from ..analysis import load_run, run_device
 from ..measure.records import run_record
 from ..model.figures import Figures
+from ..progress import counter
 from ..model.uncertainty import transfer_table
 from ..errors import UserError
 
@@ -40,12 +41,10 @@ def run(a) -> int:
         if a.figures not in ("measured", "datasheet"):
             raise UserError("--model-spread takes --figures measured (the spread left when every figure is measured) or "
                             "datasheet (the spread of predictions from datasheet figures); not generation")
-    t0 = time.perf_counter()
+    count = counter("scored {j}/{n} runs", enabled=not a.json)
 
     def progress(j, n, s):
-        if not a.json:
-            print(f"\r  scored {j}/{n} runs ({time.perf_counter() - t0:.0f} s)", end="" if j < n else "\n",
-                  file=sys.stderr, flush=True)
+        count(j, n)
 
     scores, overall = score(runs, a.figures, a.calibration, results, progress,
                             own_fallback=bool(a.model_spread) and a.figures == "measured")
@@ -126,12 +125,7 @@ def _published(a) -> int:
     --model-spread FILE, their residual quantiles written to FILE (a new file) instead."""
     if a.model_spread and Path(a.model_spread).exists():
         raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
-    t0 = time.perf_counter()
-
-    def progress(j, n):
-        if not a.json:
-            print(f"\r  predicted {j}/{n} points ({time.perf_counter() - t0:.0f} s)", end="" if j < n else "\n",
-                  file=sys.stderr, flush=True)
+    progress = counter("predicted {j}/{n} points", enabled=not a.json)
 
     rows, summ = published.score(a.published or None, figures="auto" if a.figures == "generation" else a.figures,
                                  progress=progress)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-import time
 from dataclasses import asdict
 
 from ..choose import OVERLAP, choose
 from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
 from ..model.figures import Figures
+from ..progress import counter
 from ..model.predict import Problem
 
 
@@ -32,12 +31,7 @@ def run(a) -> int:
     if a.measure:  # fail on a machine without a GPU before compiling anything
         require_gpu()
     quiet = bool(a.json)
-    t0 = time.perf_counter()
-
-    def progress(j, n):
-        if not quiet:
-            print(f"\r  compiled and simulated {j}/{n} of the top configurations ({time.perf_counter() - t0:.0f} s)",
-                  end="" if j < n else "\n", file=sys.stderr, flush=True)
+    progress = counter("compiled and simulated {j}/{n} of the top configurations", enabled=not quiet)
 
     ch, rk = choose(fig, Problem(a.M, a.N, a.K), runners=a.runners, sass_top=a.sass, progress=progress)
     if a.json:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import json
 import sys
-import time
 from pathlib import Path
 
 from ..catalogue import PARAM_NAMES, get_kernel, swept_kernels, tiled_kernels
@@ -15,6 +14,7 @@ from ..measure.gpu import require_gpu
 from ..measure.tune import measure_sweep
 from ..measure.validate import validate_shapes
 from ..model.figures import Figures
+from ..progress import counter
 from ..model.occupancy import LIMITERS
 from ..model.predict import BOUNDS, Problem
 from ..model.uncertainty import OVERLAP
@@ -43,12 +43,7 @@ def run(a) -> int:
         return validate_shapes(a.shapes, seed=a.seed, tune_top=a.measure, sample=a.sample, device=a.device,
                                gpus=a.gpus, ray=a.ray, mixed=a.mixed_gpus)
     quiet = bool(a.json or a.csv)
-    t0 = time.perf_counter()
-
-    def progress(j, n):
-        if not quiet:
-            print(f"\r  compiled and simulated {j}/{n} of the top configurations ({time.perf_counter() - t0:.0f} s)",
-                  end="" if j < n else "\n", file=sys.stderr, flush=True)
+    progress = counter("compiled and simulated {j}/{n} of the top configurations", enabled=not quiet)
 
     if a.sass > 0 and not can_compile(fig.device.compute_capability) and not quiet:
         print(f"note: {missing(fig.device.compute_capability)}: ranking by the closed form only", file=sys.stderr)

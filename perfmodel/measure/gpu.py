@@ -7,7 +7,6 @@ import ctypes
 import math
 import os
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from ..catalogue import KernelConfig, split_slices
 from ..errors import UserError
 from ..paths import data_dir
+from ..progress import counter
 from . import build, launch
 from .records import Measurement, Timing
 from .sass import facts_of_cubin, local_bytes_per_tile
@@ -265,7 +265,7 @@ def compile_all(gpu: Gpu, cfgs: dict, progress: bool = True) -> dict:
     """{label: cubin or None} for {label: KernelConfig}, eight nvcc compiles at a time, with progress
     (unless not `progress`: a worker of a parallel run, whose coordinator reports); a failed compile is
     reported and left None (measuring that config reports it again)."""
-    t0 = time.time()
+    count = counter("compiled {j}/{n} kernels", stream=sys.stdout, enabled=progress)
     cubins = {}
     with ThreadPoolExecutor(max_workers=8) as pool:
         futs = {lab: pool.submit(gpu.cubin, c) for lab, c in cfgs.items()}
@@ -275,10 +275,7 @@ def compile_all(gpu: Gpu, cfgs: dict, progress: bool = True) -> dict:
             except Exception as exc:
                 cubins[lab] = None
                 print(f"\n  compile failed: {lab}: {str(exc)[:200]}", file=sys.stderr)
-            if progress:
-                print(f"\r  compiled {i}/{len(futs)} kernels ({time.time() - t0:.0f} s)", end="", flush=True)
-    if progress:
-        print()
+            count(i, len(futs))
     return cubins
 
 

@@ -8,7 +8,6 @@ import os
 import random
 import signal
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
@@ -22,6 +21,7 @@ from ..catalogue import (KernelConfig, choice_combos, enumerate_configs, get_ker
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
+from ..progress import counter
 from ..shapes import select
 from ..sweep import SASS_TOP, rank
 from ..errors import UserError
@@ -449,7 +449,7 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
     keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
     sass = SASS_TOP if draft.bench else None  # bench measures `perfmodel choose`'s pick: the same ranking
     kernels = ranked_kernels() if draft.bench else None  # ... over the same kernels
-    pool, t0 = None, time.time()
+    pool, planned = None, counter("planned {j}/{n} shapes", stream=sys.stdout)
     try:
         if jobs > 1:  # spawned (the fleet's coordinator has threads), not daemonic (a ranking builds in processes
             # of its own), Ctrl-C left to this process
@@ -465,7 +465,7 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
                                                   if p.kernel == "cublas" else [p])]
             draft = draft.model_copy(update=dict(points=draft.points + pts, planned=draft.planned + [sh.name]))
             keep(draft)
-            print(f"\r  planned {j}/{len(shapes)} shapes ({time.time() - t0:.0f} s)", end="" if j < len(shapes) else "\n", flush=True)
+            planned(j, len(shapes))
     except KeyboardInterrupt:
         if pool is not None:  # the shapes still being ranked are dropped (the draft holds the ones done)
             _stop(pool)
