@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..model.predict import Problem, predict_batch
+from ..progress import counter
 from .detect import match_shipped
 from .records import GpuIdentity, Measurement, PlannedPoint, open_log
 from .worker import GpuWorker, point_config
@@ -374,8 +375,10 @@ def compile_on(pool, workers: list[Handle], todo: list[PlannedPoint], log=print)
         if c is not None and c.label() not in seen:
             seen.add(c.label())
             share[len(seen) % len(workers)].append(p.model_dump_json())
-    t0, cubins = time.time(), {}
+    cubins = {}
     live = [w for w in workers if w.alive]
+    count = counter(f"compiled {{j}}/{{n}} kernels on {len(live)} worker(s)", stream=sys.stdout, enabled=log is print)
+    done = -1
     for w, pts in zip(live, share):
         if pts:
             pool.submit(w.slot, "compile", pts)
@@ -387,8 +390,11 @@ def compile_on(pool, workers: list[Handle], todo: list[PlannedPoint], log=print)
                 cubins.update(value)
             else:  # its share is compiled again by whoever measures it (and fails there if it cannot)
                 log(f"  worker {slot} did not compile its share: {str(value).strip().splitlines()[-1]}")
-        log(f"\r  compiled {len(cubins)}/{len(seen)} kernels on {len(live)} worker(s) ({time.time() - t0:.0f} s)", end="")
-    log("")
+        if len(cubins) != done:  # a line when the count moves, not at every poll
+            done = len(cubins)
+            count(done, len(seen))
+    if done < len(seen) and log is print and sys.stdout.isatty():
+        print()  # end the rewritten line where some share did not compile
     return cubins
 
 
