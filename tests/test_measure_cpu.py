@@ -38,7 +38,9 @@ def test_sweep_sample_is_stratified_deterministic_and_seeded():
     ("NVIDIA GeForce RTX 4090", "8.9", "rtx4090"), ("NVIDIA A100-PCIE-40GB", "8.0", "a100-pcie"),
     ("NVIDIA GeForce RTX 4060 Laptop GPU", "8.9", "rtx4060-laptop"), ("NVIDIA GeForce RTX 3070 Ti", "8.6", "rtx3070ti"),
     ("NVIDIA GeForce RTX 3090", "8.6", "rtx3090"), ("NVIDIA RTX A6000", "8.6", "a6000"), ("Tesla T4", "7.5", "t4"),
-    ("NVIDIA GeForce RTX 2080 Ti", "7.5", "rtx2080ti"), ("NVIDIA GeForce RTX 3080", "8.6", None), ("NVIDIA GeForce RTX 3090 Ti", "8.6", None), ("NVIDIA T400", "7.5", None), ("NVIDIA H100 80GB HBM3", "8.0", None),
+    ("NVIDIA GeForce RTX 2080 Ti", "7.5", "rtx2080ti"), ("NVIDIA GeForce RTX 3080", "8.6", None),
+    ("NVIDIA L4", "8.9", "l4"), ("NVIDIA L40S", "8.9", None), ("NVIDIA A10", "8.6", "a10"), ("NVIDIA A10G", "8.6", None),
+    ("NVIDIA RTX A1000", "8.6", None), ("NVIDIA GeForce RTX 3090 Ti", "8.6", None), ("NVIDIA T400", "7.5", None), ("NVIDIA H100 80GB HBM3", "8.0", None),
 ])
 def test_match_shipped(name, cc, expect):
     assert match_shipped(name, cc) == expect

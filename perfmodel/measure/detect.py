@@ -14,7 +14,8 @@ KNOWN = [("H200", "9.0", "h200"), ("H100", "9.0", "h100-sxm"), ("A100-PCIE", "8.
          ("3070 Ti", "8.6", "rtx3070ti"), ("3090 Ti", "8.6", None), ("3090", "8.6", "rtx3090"), ("A6000", "8.6", "a6000"),
          ("Tesla T4", "7.5", "t4"), ("2080 Ti", "7.5", "rtx2080ti"),
          # "RTX 3080" names the 10 GB board (rtx3080) and the 12 GB one (70 SMs, 912 GB/s) alike: not matched
-         ("4090", "8.9", "rtx4090"), ("4060 Laptop", "8.9", "rtx4060-laptop")]
+         ("4090", "8.9", "rtx4090"), ("4060 Laptop", "8.9", "rtx4060-laptop"),
+         ("L40", "8.9", None), ("NVIDIA L4", "8.9", "l4"), ("A10G", "8.6", None), ("NVIDIA A10", "8.6", "a10")]
 
 
 def match_shipped(gpu_name: str, cc: str) -> str | None:
