@@ -414,11 +414,14 @@ def device_table(path: str | Path) -> dict:
 
 def _near_names(text: str, names) -> list[str]:
     """Shipped names a mistyped one probably meant: those it begins or that begin with it (`h100` -> h100-sxm,
-    `gtx1060` -> gtx1060m), else the closest by spelling (difflib), at most three."""
+    `gtx1060` -> gtx1060m), the longest shared start first (`a100-sxm` -> a100, then a10), else the closest by
+    spelling (difflib), at most three."""
     import difflib
+    import os
 
     t = text.lower()
-    near = [n for n in names if len(t) >= 3 and (n.startswith(t) or t.startswith(n))]
+    near = sorted((n for n in names if len(t) >= 3 and (n.startswith(t) or t.startswith(n))),
+                  key=lambda n: (-len(os.path.commonprefix([n, t])), n))
     return near[:3] or difflib.get_close_matches(t, list(names), n=3, cutoff=0.6)
 
 
