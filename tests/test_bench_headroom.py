@@ -43,8 +43,8 @@ def test_the_figures_the_docs_quote(headroom):
     rs, ways = headroom
     g = {w: bench_headroom.class_geomeans(rs, ratio) for w, ratio in ways.items()}
     assert round(g["measured"]["all"], 3) == 0.994 and round(g["measured"]["skinny_m"], 3) == 0.862
-    assert round(g["no fixed part"]["all"], 3) == 1.027 and round(g["no fixed part"]["skinny_m"], 3) == 0.920
-    assert round(g["no reduction"]["all"], 3) == 1.053
+    assert round(g["no fixed part"]["all"], 3) == 1.022 and round(g["no fixed part"]["skinny_m"], 3) == 0.913
+    assert round(g["no reduction"]["all"], 3) == 1.048
     assert round(g["one-row kernel"]["all"], 3) == 1.004 and round(g["one-row kernel"]["skinny_m"], 3) == 0.933
     assert min(v for c, v in g["no fixed part"].items()) == pytest.approx(g["no fixed part"]["skinny_m"])
 

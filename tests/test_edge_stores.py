@@ -78,8 +78,9 @@ def test_the_edge_body_costs_what_the_docs_say(kernel, ratio):
 
 
 def test_the_recorded_run_with_and_without_the_scalar_stores():
-    """The run replayed with its own calibration's figures (the H200 bench run's): 8.2 % MAPE (+5.8 %) with the
-    edge bodies storing as the interior, 5.8 % (-0.5 %) with their scalar stores (9.3 % (+8.3 %) and 6.5 % (+2.0 %)
+    """The run replayed with its own calibration's figures (the H200 bench run's): 8.4 % MAPE (+6.1 %) with the
+    edge bodies storing as the interior, 5.7 % (-0.3 %) with their scalar stores (8.2 % (+5.8 %) and 5.8 % (-0.5 %)
+    before split_k's reduction floor became what it adds behind its writer; 9.3 % (+8.3 %) and 6.5 % (+2.0 %)
     before a prefetched tile's lines waited behind the block's shared loads where the load-use window applies,
     terms.data_stage_wait; 10.5 % (+9.9 %) and 7.5 % (+3.6 %)
     before a block alone on its SM in one partial wave took its binary's load-use window, 11.2 % (+10.8 %) and
@@ -99,5 +100,5 @@ def test_the_recorded_run_with_and_without_the_scalar_stores():
         mp.setattr(P, "edge_stage", lambda configs, r, M, N, K: (orig(configs, r, M, N, K)[0], r))
         without = errors()
     assert len(with_scalar) == len(without) == 60
-    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (8.2, 5.8)
-    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.8, -0.5)
+    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (8.4, 6.1)
+    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.7, -0.3)

@@ -27,12 +27,13 @@ def _replay(rd: str, old_rule: bool = False, stage_wait: bool = True) -> dict:
 def test_the_window_run_measured_after_its_predictions():
     """20 points. double_buffer: 9.7 -> 7.7 % MAPE; at 9 and 25 blocks nothing moves (the window still covers the
     model's load phase; +10…+14 % fast, the first touch's latency), from 49 blocks on each point is predicted slower,
-    overshooting at 121 (-6 / -7 %). split_k: 4.0 -> 3.3 %; its grids of two blocks an SM or more than a wave (896 and
+    overshooting at 121 (-6 / -7 %). split_k: 4.1 -> 3.3 % (4.0 -> 3.3 % before split_k's reduction floor became what
+    it adds behind its writer); its grids of two blocks an SM or more than a wave (896 and
     up) do not move, its 36- and 100-block grids move by 7-9 points. (The window's own effect, without the data
     stage's wait that came after it: test_stage_wait_on_the_window_run.)"""
     new, old = _replay(WINDOW, stage_wait=False), _replay(WINDOW, old_rule=True, stage_wait=False)
     assert len(new) == 20 and new.keys() == old.keys()
-    for kernel, before, after in (("double_buffer", 9.7, 7.7), ("split_k", 4.0, 3.3)):
+    for kernel, before, after in (("double_buffer", 9.7, 7.7), ("split_k", 4.1, 3.3)):
         ks = [k for k in new if k[0] == kernel]
         assert abs(np.mean([abs(old[k][0]) for k in ks]) - before) < 0.06
         assert abs(np.mean([abs(new[k][0]) for k in ks]) - after) < 0.06
@@ -62,9 +63,10 @@ def test_stage_wait_on_the_window_run():
     """The same 20 points with the window's tile lines waiting behind the block's shared loads (terms.data_stage_wait):
     double_buffer 7.7 -> 6.3 % MAPE, every point 7-10 points slower: its 9- and 25-block grids from +10…+14 % to
     +0.6…+5.9 %, the larger ones past their measurement (to -15 % at 121 blocks: the unused-sector term's growth, test
-    below); split_k 3.3 -> 4.8 %, its 36- and 100-block grids 6-8 points slower, the rest unchanged."""
+    below); split_k 3.3 -> 4.5 % (3.3 -> 4.8 % before split_k's reduction floor became what it adds behind its
+    writer), its 36- and 100-block grids 6-8 points slower, the rest unchanged."""
     new, old = _replay(WINDOW), _replay(WINDOW, stage_wait=False)
-    for kernel, before, after in (("double_buffer", 7.7, 6.3), ("split_k", 3.3, 4.8)):
+    for kernel, before, after in (("double_buffer", 7.7, 6.3), ("split_k", 3.3, 4.5)):
         ks = [k for k in new if k[0] == kernel]
         assert abs(np.mean([abs(old[k][0]) for k in ks]) - before) < 0.06
         assert abs(np.mean([abs(new[k][0]) for k in ks]) - after) < 0.06
