@@ -12,8 +12,10 @@ repository root.) A kernel that only loads, with no arithmetic, reads a 1 GiB ro
 Each thread issues its 16-byte loads of D steps together and then sums them (D steps in flight per
 block, as a kernel with D tiles of prefetch has), blocks per SM held at BPS by dynamic shared memory
 (a GEMM's residency). Prints GB/s (median and range of 5 repetitions) and the bytes each SM has in
-flight (BPS x D x step bytes); writes JSON to $OUT/dram_walk.json (default /tmp/out).
-    PYTHONPATH=. python3 benchmarks/dram_walk.py [quick]"""
+flight (BPS x D x step bytes); writes JSON to $OUT/dram_walk.json (default /tmp/out). `lone`: blocks of one warp
+(32 threads, each E = 8-16 float4 a step) walking 128 rows of 32 or 64 bytes a step, and the stream with such blocks,
+at 2-16 blocks an SM (split_k's one-warp 128 x 16 tiles).
+    PYTHONPATH=. python3 benchmarks/dram_walk.py [quick|lone]"""
 import json
 import os
 import sys
@@ -58,6 +60,9 @@ MATRIX = 1 << 30  # bytes read once per launch: 1 GiB, 20 x the H100's L2
 
 def cases(quick):
     # (mode, R rows per step, W bytes per row per step, row bytes, D steps in flight, blocks per SM)
+    if quick == "lone":  # blocks of one warp (split_k's 128 x 16 tiles of 8 x 8: A's 128 rows of bk = 8 or 16 floats)
+        return [(m, 128 if m != "stream" else 32, w, 16384 if m != "stream" else 0, d, bps)
+                for bps in (2, 4, 6, 8, 16) for d in (1, 2) for m, w in (("stream", 256), ("a-walk", 32), ("a-walk", 64))]
     out = []
     for bps in (2, 4) if quick else (1, 2, 4, 8):
         for d in (1, 2) if quick else (1, 2, 4):
@@ -70,7 +75,7 @@ def cases(quick):
 
 
 def main():
-    quick = sys.argv[1:] == ["quick"]
+    quick = "lone" if sys.argv[1:] == ["lone"] else sys.argv[1:] == ["quick"]
     out_dir = Path(os.environ.get("OUT", "/tmp/out"))
     out_dir.mkdir(parents=True, exist_ok=True)
     gpu = Gpu()
@@ -86,7 +91,7 @@ def main():
     for mode, r, w, row_bytes, d, bps in cases(quick):
         step = r * w
         w_f4 = w // 16
-        nthr = min(256, step // 16)
+        nthr = 32 if quick == "lone" else min(256, step // 16)
         e = step // 16 // nthr
         bands = 1
         if mode == "stream":
