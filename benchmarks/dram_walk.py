@@ -58,11 +58,13 @@ extern "C" __global__ void walk(const float4* __restrict__ x, long long row_f4, 
 MATRIX = 1 << 30  # bytes read once per launch: 1 GiB, 20 x the H100's L2
 
 
-def cases(quick):
-    # (mode, R rows per step, W bytes per row per step, row bytes, D steps in flight, blocks per SM)
-    if quick == "lone":  # blocks of one warp (split_k's 128 x 16 tiles of 8 x 8: A's 128 rows of bk = 8 or 16 floats)
+def cases(mode):
+    """mode: "full", "quick" or "lone" (the docstring's). Each case: (pattern, R rows per step, W bytes per row per
+    step, row bytes, D steps in flight, blocks per SM)."""
+    if mode == "lone":  # blocks of one warp (split_k's 128 x 16 tiles of 8 x 8: A's 128 rows of bk = 8 or 16 floats)
         return [(m, 128 if m != "stream" else 32, w, 16384 if m != "stream" else 0, d, bps)
                 for bps in (2, 4, 6, 8, 16) for d in (1, 2) for m, w in (("stream", 256), ("a-walk", 32), ("a-walk", 64))]
+    quick = mode == "quick"
     out = []
     for bps in (2, 4) if quick else (1, 2, 4, 8):
         for d in (1, 2) if quick else (1, 2, 4):
@@ -75,7 +77,7 @@ def cases(quick):
 
 
 def main():
-    quick = "lone" if sys.argv[1:] == ["lone"] else sys.argv[1:] == ["quick"]
+    mode = sys.argv[1] if sys.argv[1:] in (["quick"], ["lone"]) else "full"
     out_dir = Path(os.environ.get("OUT", "/tmp/out"))
     out_dir.mkdir(parents=True, exist_ok=True)
     gpu = Gpu()
@@ -88,17 +90,17 @@ def main():
     start, stop = drv.Event(), drv.Event()
     rows = []
     print(f"{gpu.name}: {MATRIX >> 20} MiB read once per launch, L2 flushed before each; GB/s median (range) of 5", flush=True)
-    for mode, r, w, row_bytes, d, bps in cases(quick):
+    for pattern, r, w, row_bytes, d, bps in cases(mode):
         step = r * w
         w_f4 = w // 16
-        nthr = 32 if quick == "lone" else min(256, step // 16)
+        nthr = 32 if mode == "lone" else min(256, step // 16)
         e = step // 16 // nthr
         bands = 1
-        if mode == "stream":
+        if pattern == "stream":
             blocks = 4 * gpu.sm_count * bps
             steps = MATRIX // (blocks * step)
             row_f4 = 0
-        elif mode == "a-walk":
+        elif pattern == "a-walk":
             row_f4 = row_bytes // 16
             bands = MATRIX // (r * row_bytes)  # row bands, the rows cut into slices as split-K cuts K where
             slices = max(1, -(-4 * gpu.sm_count * bps // bands))  # there are fewer than four per block slot
@@ -115,7 +117,7 @@ def main():
         fn = drv.module_from_buffer(gpu.compiler.compile(SRC, options=opts, arch=gpu.arch, no_extern_c=True)).get_function("walk")
         shm = smem_per_sm // bps - 1024  # the block's reservation leaves room for bps blocks and no more
         fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shm)
-        code = {"stream": 0, "a-walk": 1, "b-walk": 2}[mode]
+        code = {"stream": 0, "a-walk": 1, "b-walk": 2}[pattern]
         gbps = []
         for rep in range(5):
             drv.memset_d32(flush, rep + 1, (256 << 20) // 4)
@@ -126,11 +128,11 @@ def main():
             ms = stop.time_since(start)
             gbps.append(blocks * steps * step / (ms * 1e-3) / 1e9)
         inflight = bps * d * step
-        row = dict(mode=mode, rows_per_step=r, bytes_per_row=w, row_bytes=row_bytes, steps_in_flight=d, blocks_per_sm=bps,
+        row = dict(mode=pattern, rows_per_step=r, bytes_per_row=w, row_bytes=row_bytes, steps_in_flight=d, blocks_per_sm=bps,
                    threads=nthr, blocks=blocks, steps=steps, step_bytes=step, inflight_bytes_per_sm=inflight,
                    GBps_median=float(np.median(gbps)), GBps_min=float(min(gbps)), GBps_max=float(max(gbps)))
         rows.append(row)
-        print(f"{mode:7s} R={r:4d} W={w:5d} D={d} BPS={bps} in flight/SM {inflight / 1024:7.1f} KB: "
+        print(f"{pattern:7s} R={r:4d} W={w:5d} D={d} BPS={bps} in flight/SM {inflight / 1024:7.1f} KB: "
               f"{row['GBps_median']:7.0f} GB/s ({row['GBps_min']:.0f}-{row['GBps_max']:.0f})", flush=True)
     (out_dir / "dram_walk.json").write_text(json.dumps(dict(device=gpu.name, matrix_bytes=MATRIX, rows=rows), indent=1))
     # each pattern's ceiling: its best rate over the residencies and depths, against the stream's
