@@ -11,9 +11,12 @@
         --kscale 1,2,4     other shapes and configurations (M,N,K:key=value,...), each also at K x every scale
         (more k-tiles a slice, the same grid), so the main kernel's time splits into a part per block and a
         part per k-tile
-    PYTHONPATH=. python3 benchmarks/split_k_costs.py --compare FILE   (CPU) a recorded JSON beside the model with
-        the reference calibration of its device and the local compiler's facts: the main kernel (the prediction
-        less its reduction), the reduction, and fixed + per-k-tile fits of both main kernels
+    PYTHONPATH=. python3 benchmarks/split_k_costs.py --compare FILE [--launch programmatic|stream]   (CPU) a recorded
+        JSON beside the model with the reference calibration of its device and the local compiler's facts: the main
+        kernel (the prediction less its reduction), the reduction, and fixed + per-k-tile fits of both main kernels.
+        The reduction is predicted launched as the record says it was (its `reduction_launch`); a record that does
+        not say needs --launch: the catalogue launched reduce_splits behind the main kernel the usual way ("stream")
+        until 2026-12-03 and programmatically on sm_90 and newer since (split-k-costs-20261204-h200-bench-misses.json)
     PYTHONPATH=. python3 benchmarks/split_k_costs.py --ncu FILE [FILE ...]   (CPU) ncu_choices.py summaries of split_k
         at one shape and several K: the cycles each warp of a block spends in each stall reason (stall reasons per
         issue x issued instructions / the grid's warps), fitted as fixed + per k-tile of the slice"""
@@ -23,6 +26,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -62,7 +66,8 @@ def measure(cases, kscales) -> int:
         one()
         empty(buf, block=(256, 1, 1), grid=(4 * gpu.sm_count, 1, 1))
 
-    res = dict(device=gpu.name, device_file=device.name, launch={}, reduction=[])
+    res = dict(device=gpu.name, device_file=device.name, launch={}, reduction=[],
+               reduction_launch="programmatic" if gpu.programmatic else "stream")
     for name, fn in (("one empty", one), ("two empty", two), ("empty + empty of 4 x SMs blocks", two_wide)):
         res["launch"][name] = bench(fn)
     res["second_launch_us"] = res["launch"]["two empty"]["median_us"] - res["launch"]["one empty"]["median_us"]
@@ -98,19 +103,36 @@ def measure(cases, kscales) -> int:
     return 0 if all(r["verified"] for r in res["reduction"]) else 1
 
 
-def compare(path: Path) -> int:
+def record_launch(res: dict, launch: Optional[str]) -> str:
+    """How the record's reduce_splits was launched: its `reduction_launch`, else `launch` (the --launch option);
+    ValueError where neither says or the two differ."""
+    recorded = res.get("reduction_launch")
+    if recorded is not None and launch is not None and recorded != launch:
+        raise ValueError(f"--launch {launch}: the record says its reduction was launched {recorded!r}")
+    if recorded is None and launch is None:
+        raise ValueError("the record does not say how its reduction was launched; pass --launch stream (records "
+                         "measured before 2026-12-03) or --launch programmatic (sm_90 and newer, since)")
+    return recorded or launch
+
+
+def compare(path: Path, launch: Optional[str] = None) -> int:
     """Each recorded case beside the model: main kernel = the prediction less its reduction; reduction =
-    reduction_seconds with the second launch (what `whole - main` measures); and, per configuration and shape
-    measured at two or more K, fixed us + ns per k-tile fitted to the measured and the predicted main kernel."""
+    reduction_seconds with the second launch (what `whole - main` measures), the second kernel launched as the
+    record's was (record_launch); and, per configuration and shape measured at two or more K, fixed us + ns per
+    k-tile fitted to the measured and the predicted main kernel."""
+    import dataclasses
+
     from perfmodel import facts
     from perfmodel.accuracy import reference_calibration
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import predict
 
     res = json.loads(path.read_text())
+    how = record_launch(res, launch)
     cal = reference_calibration(Path("results"), res["device_file"])
     fig = Figures.load(res["device_file"], cal)
-    print(f"model: {res['device_file']} with {cal}")
+    print(f"model: {res['device_file']} with {cal}; the reduction launched {how!r} "
+          f"({'as the record says' if res.get('reduction_launch') else 'as --launch says'})")
     print("| configuration | M x N x K | slices | k-tiles a slice | main us: measured / model (error: > 0 the model is fast) | reduction us: measured / model |")
     print("|---|---|---|---|---|---|")
     fits: dict = {}
@@ -118,7 +140,8 @@ def compare(path: Path) -> int:
         if "params" not in r:
             continue
         cfg = KernelConfig.make("split_k", **r["params"])
-        p = predict(fig, cfg, r["M"], r["N"], r["K"], build=facts.for_config(cfg, fig.device.compute_capability))
+        build = dataclasses.replace(facts.for_config(cfg, fig.device.compute_capability), reduction_launch=how)
+        p = predict(fig, cfg, r["M"], r["N"], r["K"], build=build)
         red = p.reduction_us
         model_main, meas_main = p.time_s * 1e6 - red, r["main"]["median_us"]
         kt = math.ceil(math.ceil(r["K"] / r["slices"]) / cfg.bk)
@@ -190,6 +213,8 @@ if __name__ == "__main__":
                     "(default: six shapes where split_k pays)")
     ap.add_argument("--kscale", default="1", help="K multipliers, comma-separated (default 1)")
     ap.add_argument("--compare", metavar="FILE", help="a recorded split_k_costs.json beside the model (CPU)")
+    ap.add_argument("--launch", choices=("programmatic", "stream"),
+                    help="with --compare: how the record's reduction was launched, where the record does not say")
     ap.add_argument("--ncu", nargs="+", type=Path, metavar="FILE", help="ncu_choices.py summaries of split_k (CPU)")
     a = ap.parse_args()
     try:
@@ -204,4 +229,11 @@ if __name__ == "__main__":
         if missing:
             ap.error(f"--ncu: no such file: {', '.join(missing)}")
         sys.exit(ncu_fits(a.ncu))
-    sys.exit(compare(Path(a.compare)) if a.compare else measure(a.case or CASES, scales))
+    if a.launch is not None and a.compare is None:
+        ap.error("--launch goes with --compare")
+    if a.compare is not None:
+        try:
+            record_launch(json.loads(Path(a.compare).read_text()), a.launch)
+        except ValueError as e:
+            ap.error(f"--compare {a.compare}: {e}")
+    sys.exit(compare(Path(a.compare), a.launch) if a.compare else measure(a.case or CASES, scales))

@@ -87,3 +87,38 @@ def test_ncu_choices_refuses_what_the_device_cannot_run_before_compiling():
     assert len(bad) == 1 and bad[0].startswith("async_pipeline:bk=32,stages=3: does not fit h100-sxm")
     assert "static limit" in bad[0]
     assert ncu_choices.misfits(["async_pipeline:bk=32,stages=3"], None) == []
+
+
+def test_compare_predicts_the_reduction_launched_as_the_record_was():
+    """--compare takes the record's launch of reduce_splits (its reduction_launch), else --launch, and refuses a
+    record that says neither: the 2026-11-26 H100 record launched it the usual way, which the model charges
+    sm_90's measured programmatic saving more than a programmatic launch."""
+    res = json.loads(RECORD.read_text())
+    assert "reduction_launch" not in res
+    with pytest.raises(ValueError, match="--launch"):
+        split_k_costs.record_launch(res, None)
+    assert split_k_costs.record_launch(res, "stream") == "stream"
+    assert split_k_costs.record_launch(dict(res, reduction_launch="programmatic"), None) == "programmatic"
+    with pytest.raises(ValueError, match="says its reduction was launched 'programmatic'"):
+        split_k_costs.record_launch(dict(res, reduction_launch="programmatic"), "stream")
+
+    def reductions(launch):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert split_k_costs.compare(RECORD, launch) == 0
+        rows = [ln.split("|") for ln in buf.getvalue().splitlines() if ln.startswith("| split_k(")]
+        return np.array([float(c[6].split("/")[1]) for c in rows if len(c) == 8])  # the first table's rows
+
+    from perfmodel.devices import load_device
+
+    saving = load_device("h100-sxm").latency.programmatic_launch_saving_us
+    stream, programmatic = reductions("stream"), reductions("programmatic")
+    assert len(stream) == 36
+    assert np.allclose(stream - programmatic, saving, atol=0.011)
+
+
+def test_compare_without_a_launch_is_refused_in_one_line():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "split_k_costs.py"), "--compare", str(RECORD)],
+                       capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "pass --launch stream" in r.stderr.splitlines()[-1]
