@@ -47,6 +47,10 @@
 #                                                       # (a file; "-": the device's figures)
 #   bash benchmarks/gpu_run.sh space KERNEL SHAPES [SECONDS] [RUN]  # benchmarks/kernel_tuner_space.py (a kernel's whole
 #                                                       # search space on corpus shapes, Kernel Tuner cache files)
+#   bash benchmarks/gpu_run.sh memory-checks            # the memory figures measured on one Hopper chip, for the other:
+#                                                       # dram_stream.py --flush dirty and clean (with --writeback: the
+#                                                       # device file's flush_writeback_us_by_MiB), reduce_after_write.py
+#                                                       # --marginal (--fit: the reduction floors) and dram_walk.py lone
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -173,6 +177,17 @@ case "$what" in
     python3 -m perfmodel choose --device "$dev" -M "$m" -N "$n" -K "$k" --measure \
         $(calibration_flag "$cal") > "$OUT/choose-${m}x${n}x${k}.log" 2>&1; echo "choose rc $?"
     grep -v compiled "$OUT/choose-${m}x${n}x${k}.log" | grep -E "^pick|measured|cuBLAS|results in" ;;
+  memory-checks)
+    for how in dirty clean; do
+      python3 benchmarks/dram_stream.py "$OUT/dram-stream-$how.json" --flush "$how" > "$OUT/dram-stream-$how.log" 2>&1
+      echo "dram_stream --flush $how rc $?"
+    done
+    python3 benchmarks/reduce_after_write.py --slices 2,4,8,16,32,64 --marginal > "$OUT/reduce-after-write.log" 2>&1
+    echo "reduce_after_write --marginal rc $?"
+    python3 benchmarks/dram_walk.py lone > "$OUT/dram-walk-lone.log" 2>&1; echo "dram_walk lone rc $?"
+    python3 benchmarks/dram_stream.py --writeback "$OUT/dram-stream-dirty.json" "$OUT/dram-stream-clean.json" | tail -1
+    PYTHONPATH=. python3 benchmarks/reduce_after_write.py --fit "$OUT"/reduce_after_write*.json | grep -m 1 -A 7 reduction_floor
+    tail -4 "$OUT/dram-walk-lone.log" ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
