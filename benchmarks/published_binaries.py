@@ -29,6 +29,10 @@ from perfmodel.published import load
 PRELUDE = "".join(f"#include <{h}>\n" for h in ("cstdio", "cstdlib", "cassert", "cstdint", "vector", "string",
                                                "iostream", "iomanip", "algorithm", "cuda_runtime.h"))
 CUBLAS = re.compile(r'^\s*#\s*include\s*[<"]cublas_v2\.h[>"]', re.M)
+# what a source's own headers may declare with cuBLAS's types (a launcher's prototype): the kernels never call it,
+# and a machine with only the compiler has no cuBLAS headers
+CUBLAS_STUB = ("#pragma once\ntypedef struct cublasContext *cublasHandle_t;\n"
+               "typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;\n")
 
 
 def the_nvcc() -> str | None:
@@ -70,8 +74,11 @@ def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str |
     arch = arch or b.arch
     ptx = ptx or (b.ptx if arch == b.arch else None) or f"compute_{arch.replace('sm_', '')}"
     out = src.with_name(src.name + f".{arch}.cubin")
+    stubs = tree / ".pm-stubs"
+    stubs.mkdir(exist_ok=True)
+    (stubs / "cublas_v2.h").write_text(CUBLAS_STUB)
     cmd = [nvcc, "-cubin", "-O3", f"-arch={ptx}", f"-code={arch}", "-Xptxas", "-v", "-o", str(out),
-           *[f"-I{tree / i}" for i in b.includes], str(wrapper)]
+           *[f"-I{tree / i}" for i in b.includes], f"-I{stubs}", str(wrapper)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{b.file}: nvcc failed: {r.stderr.strip()[-600:]}")
@@ -81,8 +88,22 @@ def compile_module(nvcc: str, tree: Path, b, arch: str | None = None, ptx: str |
         found[name] = [use["registers"], use["spill_stores"]]
     names = list(found)
     loops = loop_ffmas(out)
-    entries = {d.split("(")[0].removeprefix("void ").strip(): (n, *found[n], loops.get(n, 0)) for n, d in zip(names, demangle(names))}
+    entries = {entry_name(d): (n, *found[n], loops.get(n, 0)) for n, d in zip(names, demangle(names))}
     return out.read_bytes(), entries
+
+
+def entry_name(demangled: str) -> str:
+    """A demangled kernel's name without its return type and parameter list: "sgemm_naive",
+    "sgemm_global_mem_coalesce<32u>", "(anonymous namespace)::matmul_naive_kernel"."""
+    d = demangled.strip()
+    if d.endswith(")"):  # cut the parameter list: the parenthesis that opens the final one
+        depth = 0
+        for i in range(len(d) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(d[i], 0)
+            if depth == 0:
+                d = d[:i]
+                break
+    return d.removeprefix("void ").strip()
 
 
 def sections(cubin: Path) -> dict[str, str]:

@@ -63,3 +63,26 @@ def test_every_launch_names_a_published_kernel():
     for order, block, grid in pk.LAUNCH.values():
         assert sorted(order.split()) == sorted("M N K alpha A B beta C".split())
         assert 32 <= block[0] * block[1] <= 1024 and {d for d, _ in grid} == {"M", "N"}
+
+
+def test_entry_names_keep_namespaces_and_templates_and_drop_the_parameters():
+    assert pb.entry_name("sgemm_naive(int, int, int, float, float const*, float const*, float, float*)") == "sgemm_naive"
+    assert pb.entry_name("void sgemm_global_mem_coalesce<32u>(int, float*)") == "sgemm_global_mem_coalesce<32u>"
+    assert pb.entry_name("(anonymous namespace)::matmul_naive_kernel(float const*, float const*, float*, int, int, int)") \
+        == "(anonymous namespace)::matmul_naive_kernel"
+    assert pb.entry_name("k(void (*)(int), int)") == "k"
+
+
+@needs_nvcc
+def test_a_kernel_in_an_anonymous_namespace_beside_a_header_that_declares_a_cublas_launcher(tmp_path):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "include" / "k.cuh").write_text("#pragma once\n#include <cublas_v2.h>\n"
+                                               "cublasStatus_t launch(cublasHandle_t h, const float *a);\n")
+    (tmp_path / "src" / "k.cu").write_text('#include "k.cuh"\nnamespace {\n__global__ void scale(float *c, int n) {\n'
+                                           "  for (int k = 0; k < n; ++k) c[threadIdx.x] = c[threadIdx.x] * 2.0f + 1.0f;\n}\n}\n"
+                                           "void go(float *c) { scale<<<1, 32>>>(c, 8); }\n")
+    b = SourceBinary(file="src/k.cu", includes=["include"], entry="(anonymous namespace)::scale", arch="sm_80",
+                     registers=1, spill_bytes=0, loop_ffma=0)
+    got = pb.compile_entries(toolchain.find_nvcc(), tmp_path, b)
+    assert set(got) == {"(anonymous namespace)::scale"} and got["(anonymous namespace)::scale"][1] == 0
