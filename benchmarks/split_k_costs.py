@@ -233,7 +233,7 @@ if __name__ == "__main__":
         ap.error("--launch goes with --compare")
     if a.compare is not None:
         try:
-            record_launch(json.loads(Path(a.compare).read_text()), a.launch)
-        except ValueError as e:
+            sys.exit(compare(Path(a.compare), a.launch))
+        except ValueError as e:  # record_launch: the record's launch is unknown or contradicted (before any output)
             ap.error(f"--compare {a.compare}: {e}")
-    sys.exit(compare(Path(a.compare), a.launch) if a.compare else measure(a.case or CASES, scales))
+    sys.exit(measure(a.case or CASES, scales))
