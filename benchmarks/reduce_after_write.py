@@ -179,16 +179,30 @@ def write_us(row: dict) -> float:
     return row["write"]["median_us"]
 
 
+def writer_disturbed(row: dict, rows: list) -> bool:
+    """Whether a `--marginal` row's writer was timed slow: its median more than 1.5 times the least writer median
+    of the record's rows within 10 % of its partial bytes (the same writer at every slice count). A slow writer
+    makes pair - writer too small, where the least over records keeps only slow outliers out; such a row is
+    left out of the fit (one of the H100's three runs of 2026-12-05 had pair - writer = -18.4 us at 8 slices)."""
+    if "writer" not in row:
+        return False
+    b = row["partial_bytes"]
+    least = min(r["writer"]["median_us"] for r in rows if "writer" in r and abs(r["partial_bytes"] - b) <= 0.1 * b)
+    return row["writer"]["median_us"] > 1.5 * least
+
+
 def fit(recs) -> dict:
     """The generation figures from one or more records of the write state (split_k's): per slice count, the
     least of the records' times at each size (write_us: pair - writer where a record has both; a run's slow
-    outliers are upward), the least-squares line through them at partials of 20 MB or less (time against partials + C), and how far up the sizes stay
+    outliers are upward; rows whose writer was timed slow, writer_disturbed, left out), the least-squares line through them at partials of 20 MB or less (time against partials + C), and how far up the sizes stay
     within 10 % of that line. latency.reduction_floor_us_by_slices: each line's time at no bytes;
     memory.l2_written_resident_bytes: the least over the slice counts of the largest partials up to which
     every size stays within 10 %."""
     best: dict = {}
     for rec in recs:
         for r in rec["rows"]:
+            if writer_disturbed(r, rec["rows"]):
+                continue
             key = (r["slices"], r["partial_bytes"])
             best[key] = min(best.get(key, float("inf")), write_us(r))
     floors, resident, lines = {}, [], {}

@@ -109,8 +109,8 @@ def test_the_write_back_term_reads_its_table():
 def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_measured_it(monkeypatch):
     """terms.FLUSH_WRITEBACK is off in the shipped model. Switched on: split_k at 4096 x 16 x 4096 (A: 64 MiB from
     DRAM) is DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its
-    traffic; without the table it is the shipped prediction; the H100 (no table) and the datasheet mode (a figure
-    measured here) add nothing."""
+    traffic; without the table it is the shipped prediction; the H100 (its own table) adds about its own table's
+    figure, a device nobody measured (the A100) and the datasheet mode (a figure measured here) nothing."""
     from perfmodel import KernelConfig
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
@@ -131,5 +131,33 @@ def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_m
     grew = (with_term.time_s - without.time_s) * 1e6
     assert 1.0 < grew < 1.25 * with_term.flush_writeback_us, grew  # the dram term of a partial wave, not exactly its bytes
     assert without.time_s == off.time_s
-    assert predict(Figures.load("h100-sxm"), cfg, M=4096, N=16, K=4096).flush_writeback_us == 0.0
+    assert 7.0 < predict(Figures.load("h100-sxm"), cfg, M=4096, N=16, K=4096).flush_writeback_us < 9.5
+    assert predict(Figures.load("a100"), cfg, M=4096, N=16, K=4096).flush_writeback_us == 0.0
     assert predict(Figures.load("h200", figures="datasheet"), cfg, M=4096, N=16, K=4096).flush_writeback_us == 0.0
+
+
+H100 = [tuple(_record(f"dram-stream-{s}-20261205-h100-sxm-{i}") for s in ("dirty", "clean")) for i in (1, 2)]
+
+
+def test_the_h100_device_files_write_back_comes_from_its_records():
+    """devices/h100-sxm.toml's table is `--writeback` of the first H100 pair (2026-12-05). What was written before
+    it ran (memory-checks-expected-20261205-h100-sxm.txt): the H200's shape, a plateau of 7-12 us at 128 and 512
+    MiB (0.57 of writing the H100's 50 MB of dirty lines back) and 0.3-1.2 us at 2 MiB. Both pairs hold it, and
+    the second is within 1 us of the first at every size."""
+    from perfmodel import load_device
+
+    first, second = (dram_stream.writeback_table(d, c) for d, c in H100)
+    assert first == load_device("h100-sxm").memory.flush_writeback_us_by_MiB
+    for t in (first, second):
+        assert all(7.0 <= t[k] <= 12.0 for k in ("128", "512")) and 0.3 <= t["2"] <= 1.2
+        vals = [t[k] for k in ("2", "8", "32", "64")]
+        assert all(a < b for a, b in zip(vals, vals[1:]))
+    assert max(abs(first[k] - second[k]) for k in first) < 1.0
+    # the H100's plateau is the H200's or a little more: a smaller L2 of dirty lines, a slower bus to write them on
+    h200 = load_device("h200").memory.flush_writeback_us_by_MiB
+    assert 1.0 <= first["512"] / h200["512"] <= 1.3
+
+
+@pytest.mark.parametrize("name", [f"dram-stream-{s}-20261205-h100-sxm-{i}" for s in ("dirty", "clean") for i in (1, 2)])
+def test_each_h100_table_comes_back_from_its_record(name):
+    assert "\n".join(dram_stream.summary(_record(name))) + "\n" == (ARCHIVE / f"{name}.txt").read_text()
