@@ -240,8 +240,10 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     L_l2 = T.tile_l2_latency(lat, second)
     L_mem, hit = T.mem_latency(drb, T.l2_to_sm_bytes(M, N, K, r.bm, r.bn, slices), L_l2, L_dram)
     L_mem = T.one_wave_latency(L_mem, L_dram, blocks, np.maximum(o.blocks_per_sm, 1) * sms)
-    wb_us = T.flush_writeback_us(drb, mem.flush_writeback_us_by_MiB) * T.FLUSH_WRITEBACK
-    wb = wb_us * 1e-6 * mem.dram_bandwidth_GBps * 1e9
+    # the flush's dirty lines that the kernel's reads evict (its C stores' evictions are its C bytes in drb already)
+    read_bytes = np.maximum(drb - slices * T.FLOAT * M * N, 0.0)
+    wb_us = T.flush_writeback_us(read_bytes, mem.flush_writeback_us_by_MiB) * T.FLUSH_WRITEBACK
+    wb = T.writeback_sm_bytes(wb_us * 1e-6 * mem.dram_bandwidth_GBps * 1e9, drb / rate, blocks, sms)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
@@ -724,7 +726,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
-    # with T.STORED_ELEMENTS (off) both store phases move only the share of the tiles' sector bytes inside C
+    # with T.STORED_ELEMENTS (on) both store phases move only the share of the tiles' sector bytes inside C
     filled = T.c_tile_filled(M, N, r.bm, r.bn) if T.STORED_ELEMENTS else 1.0
     store_cycles = last_wave_store_cycles(device, r, t, w, hz) * filled
     lone_store = lone_block_store_cycles(device, r, w) * filled

@@ -231,10 +231,10 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
 
 
 # the C stores' phases (predict.last_wave_store_cycles, lone_block_store_cycles) counted for the elements inside C
-# only (c_tile_filled), as the kernels' edge bodies store them: scored on the H200 shape runs (alone and with
-# FLUSH_WRITEBACK), not yet on the H100's nor in the interval file (docs/model.md, "The flush's dirty lines in the
-# dram term"); off, a store phase moves the whole tile's sector bytes
-STORED_ELEMENTS = False
+# only (c_tile_filled), as the kernels' edge bodies store them; on together with FLUSH_WRITEBACK, scored on the H100
+# and H200 shape runs (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase moves the
+# whole tile's sector bytes
+STORED_ELEMENTS = True
 
 
 def c_tile_filled(M, N, bm, bn):
@@ -247,9 +247,24 @@ def c_tile_filled(M, N, bm, bn):
 
 
 # the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us): measured on the H200
-# and scored on its recorded shape runs, not adopted (docs/model.md, "The flush's dirty lines in the dram term"); off,
-# a kernel's DRAM traffic is its own bytes at the stream rate
-FLUSH_WRITEBACK = False
+# and the H100, on together with STORED_ELEMENTS (docs/model.md, "The flush's dirty lines in the dram term"); off, a
+# kernel's DRAM traffic is its own bytes at the stream rate
+FLUSH_WRITEBACK = True
+
+
+def writeback_sm_bytes(wb_bytes, dram_bytes, blocks, sms):
+    """The write-back's bytes as the dram term charges them: spread over every SM's share of the DRAM bandwidth
+    (the term's units), as much of wb_bytes (the write-back at the stream rate) as the bus cannot fit beside the
+    kernel's own DRAM bytes (dram_bytes, at the stream rate). The flush's dirty lines are written back by the L2
+    and the memory controllers, not through the SMs' ports, so the write-back takes bus time, not an SM's share:
+    where the grid keeps every SM busy the dram term's per-SM share is the whole bus, and all of wb_bytes is
+    charged; a grid of B < sms blocks leaves its reads (sms / B - 1) times their bytes of bus time free beside
+    them, which the write-back fills first. Returns the bytes to charge in the dram term beside dram_bytes
+    (summed over the grid: what that term divides among the tiles of the busy SMs) such that the busiest SM pays
+    max(0, wb_bytes - dram_bytes (sms / B - 1)) at the whole bus's rate."""
+    wb_bytes, dram_bytes, blocks = (np.asarray(x, float) for x in (wb_bytes, dram_bytes, blocks))
+    busy = np.clip(blocks, 1.0, sms)
+    return np.maximum(wb_bytes - dram_bytes * (sms / busy - 1.0), 0.0) * busy / sms
 
 
 def flush_writeback_us(dram_bytes, us_by_mib):
@@ -263,10 +278,13 @@ def flush_writeback_us(dram_bytes, us_by_mib):
     60 MiB of dirty lines and stays there, and it is less than writing those lines back at the stream rate (13.7 us):
     part of the write-back overlaps the reads. `us_by_mib`: {MiB: us} (memory.flush_writeback_us_by_MiB),
     interpolated in log2 of the MiB, held at the largest size, and falling linearly to 0 at no bytes below the
-    smallest; None: 0 (nobody measured it). dram_bytes: the kernel's DRAM bytes (predict.traffic: A, B and C with the
-    L2's reuse), every one a line brought into the L2. Charged as DRAM time: the dram term, not the other pipes,
-    so it costs a kernel only as far as its DRAM traffic binds (a compute-bound kernel's write-back runs under its
-    compute). Charged only with FLUSH_WRITEBACK (off)."""
+    smallest; None: 0 (nobody measured it). The H100's table, measured the same way, grows to 9.0-9.1 us at 128-512
+    MiB (devices/h100-sxm.toml). dram_bytes: the kernel's DRAM reads (predict.traffic: A and B with the L2's reuse),
+    every one a line brought into the L2; its C stores evict dirty lines too, but their write-back is already the
+    C bytes the dram term charges (without the flush a stored line would stay in the L2). Charged as DRAM time: the
+    dram term, not the other pipes, so it costs a kernel only as far as its DRAM traffic binds (a compute-bound
+    kernel's write-back runs under its compute), and as bus time, not an SM's share (writeback_sm_bytes). Charged
+    only with FLUSH_WRITEBACK (on)."""
     if not us_by_mib:
         return np.zeros(np.shape(dram_bytes))
     mib = np.asarray(dram_bytes, float) / 2**20
