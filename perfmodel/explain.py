@@ -46,7 +46,8 @@ def render(p: Prediction) -> str:
                  f"which DRAM serves below it; memory.dram_row_segment_efficiency)")
     if p.flush_writeback_us > 0:
         L.append(f"  (dram: + {p.flush_writeback_us:.1f} us of write-back: the timing's flush leaves every L2 line dirty, and "
-                 f"each line this kernel brings in evicts one; memory.flush_writeback_us_by_MiB, counted in the dram term)")
+                 f"each line this kernel reads in evicts one; memory.flush_writeback_us_by_MiB, counted in the dram term as "
+                 f"bus time beyond what the grid's own reads leave free)")
     if p.l1_lines_per_warp_step is not None:
         lines, banks, rate = p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate
         L.append(f"  (L1, per warp and k step: {lines:.0f} distinct lines at {rate:.1f} a clock [{p.l1_line_rate_source}] "
