@@ -107,11 +107,10 @@ def test_the_write_back_term_reads_its_table():
 
 
 def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_measured_it(monkeypatch):
-    """terms.FLUSH_WRITEBACK is on in the shipped model: split_k at 4096 x 16 x 4096 (A: 64 MiB from DRAM) is
-    DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its reads;
-    without the table, or with the term off, it is the prediction without it; the H100 (its own table) adds about
-    its own table's figure, a device nobody measured (the A100) and the datasheet mode (a figure measured here)
-    nothing."""
+    """terms.FLUSH_WRITEBACK is off in the shipped model. Switched on: split_k at 4096 x 16 x 4096 (A: 64 MiB from
+    DRAM) is DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its
+    reads; without the table it is the shipped prediction; the H100 (its own table) adds about its own table's
+    figure, a device nobody measured (the A100) and the datasheet mode (a figure measured here) nothing."""
     from perfmodel import KernelConfig
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
@@ -119,10 +118,8 @@ def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_m
 
     cfg = KernelConfig.make("split_k", bm=128, bn=16, bk=16, tm=8, tn=8, splits=16)
     cal = Figures.load("h200", calibration=ROOT / "results" / "20261129-100908-h200-shapes-skinny-n-seed12" / "calibration.toml")
-    assert terms.FLUSH_WRITEBACK  # the shipped model
-    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", False)
-    off = predict(cal, cfg, M=4096, N=16, K=4096)
-    assert off.flush_writeback_us == 0.0
+    off = predict(cal, cfg, M=4096, N=16, K=4096)  # the shipped model: the term is off
+    assert not terms.FLUSH_WRITEBACK and off.flush_writeback_us == 0.0
     monkeypatch.setattr(terms, "FLUSH_WRITEBACK", True)
 
     dev = cal.device
@@ -166,10 +163,11 @@ def test_each_h100_table_comes_back_from_its_record(name):
     assert "\n".join(dram_stream.summary(_record(name))) + "\n" == (ARCHIVE / f"{name}.txt").read_text()
 
 
-def test_the_write_back_is_bus_time_and_follows_the_reads():
+def test_the_write_back_is_bus_time_and_follows_the_reads(monkeypatch):
     """writeback_sm_bytes: a grid that keeps every SM busy pays the whole write-back; a grid of few blocks leaves the
     bus (sms / blocks - 1) times its reads' bytes free beside them, which the write-back fills first. And the table is
-    read at the kernel's DRAM reads: split_k's partials are C stores, whose evictions are already its C bytes."""
+    read at the kernel's DRAM reads: split_k's partials are C stores, whose evictions are already its C bytes (the
+    term switched on: it is off in the shipped model)."""
     from perfmodel import KernelConfig
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
@@ -178,6 +176,7 @@ def test_the_write_back_is_bus_time_and_follows_the_reads():
     wb = terms.writeback_sm_bytes(np.array([8e6, 8e6, 8e6, 8e6]), np.array([1e6, 1e6, 1e6, 2e6]), np.array([132, 500, 66, 66]), 132)
     assert np.allclose(wb, [8e6, 8e6, (8e6 - 1e6) * 0.5, (8e6 - 2e6) * 0.5])
     assert terms.writeback_sm_bytes(np.array([1e6]), np.array([1e6]), np.array([16]), 132)[0] == 0.0
+    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", True)
     cal = Figures.load("h100-sxm")
     table = cal.effective.memory.flush_writeback_us_by_MiB
     # 512^3 in 16 slices: 2 MiB of A and B read, 16 MiB of partials stored; the table at the reads

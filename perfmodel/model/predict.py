@@ -726,7 +726,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
-    # with T.STORED_ELEMENTS (on) both store phases move only the share of the tiles' sector bytes inside C
+    # with T.STORED_ELEMENTS (off) both store phases move only the share of the tiles' sector bytes inside C
     filled = T.c_tile_filled(M, N, r.bm, r.bn) if T.STORED_ELEMENTS else 1.0
     store_cycles = last_wave_store_cycles(device, r, t, w, hz) * filled
     lone_store = lone_block_store_cycles(device, r, w) * filled

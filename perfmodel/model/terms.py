@@ -231,10 +231,10 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
 
 
 # the C stores' phases (predict.last_wave_store_cycles, lone_block_store_cycles) counted for the elements inside C
-# only (c_tile_filled), as the kernels' edge bodies store them; on together with FLUSH_WRITEBACK, scored on the H100
-# and H200 shape runs (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase moves the
-# whole tile's sector bytes
-STORED_ELEMENTS = True
+# only (c_tile_filled), as the kernels' edge bodies store them; scored on the H100 and H200 shape runs together with
+# FLUSH_WRITEBACK, and off with it (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase
+# moves the whole tile's sector bytes
+STORED_ELEMENTS = False
 
 
 def c_tile_filled(M, N, bm, bn):
@@ -247,9 +247,10 @@ def c_tile_filled(M, N, bm, bn):
 
 
 # the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us): measured on the H200
-# and the H100, on together with STORED_ELEMENTS (docs/model.md, "The flush's dirty lines in the dram term"); off, a
-# kernel's DRAM traffic is its own bytes at the stream rate
-FLUSH_WRITEBACK = True
+# and the H100 and scored on both chips' shape runs, off: as charged, a grid on fewer SMs than the chip has predicts
+# slower with more DRAM bandwidth (docs/model.md, "The flush's dirty lines in the dram term"); off, a kernel's DRAM
+# traffic is its own bytes at the stream rate
+FLUSH_WRITEBACK = False
 
 
 def writeback_sm_bytes(wb_bytes, dram_bytes, blocks, sms):
@@ -284,7 +285,7 @@ def flush_writeback_us(dram_bytes, us_by_mib):
     C bytes the dram term charges (without the flush a stored line would stay in the L2). Charged as DRAM time: the
     dram term, not the other pipes, so it costs a kernel only as far as its DRAM traffic binds (a compute-bound
     kernel's write-back runs under its compute), and as bus time, not an SM's share (writeback_sm_bytes). Charged
-    only with FLUSH_WRITEBACK (on)."""
+    only with FLUSH_WRITEBACK (off)."""
     if not us_by_mib:
         return np.zeros(np.shape(dram_bytes))
     mib = np.asarray(dram_bytes, float) / 2**20
