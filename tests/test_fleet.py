@@ -158,6 +158,36 @@ def test_two_workers_one_killed_then_the_run_interrupted_and_resumed(plan, cost,
     assert sum(_measured_counts(done).values()) == len(plan.points)
 
 
+def test_ctrl_c_between_an_answer_and_its_line_loses_nothing(plan, cost, tmp_path):
+    """Ctrl-C arriving while the coordinator writes a finished point (here: from the progress line that
+    follows it) stops the run only after the points in flight are recorded: every point a worker measured
+    is in the log, and a resumed run measures none of them again."""
+    log, done = tmp_path / "points.jsonl", tmp_path / "done"
+    lines = []
+
+    def echo(*a, **k):
+        lines.append(a[0] if a else "")
+        if sum("GFLOPS" in x for x in lines) == 5 and not any("interrupted" in x for x in lines):
+            os.kill(os.getpid(), signal.SIGINT)  # delivered before echo returns, in the middle of the loop
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    pool = fleet.ProcessPool(_specs(2, done))
+    try:
+        ws = fleet.start_workers(pool)
+        with pytest.raises(KeyboardInterrupt):
+            fleet.run_points(pool, ws, plan.points, log, cost, fleet.compile_on(pool, ws, plan.points, log=_quiet), echo=echo)
+    finally:
+        pool.close()
+        signal.signal(signal.SIGINT, before)
+    assert any("interrupted: recording" in x for x in lines)
+    recorded = {repr(validate.measurement_key(m)) for m in validate._recorded(log)}
+    assert 5 <= len(recorded) < len(plan.points)
+    assert set(_measured_counts(done)) == recorded  # nothing measured and left out of the log
+    out = _run(fleet.ProcessPool(_specs(2, done)), plan, log, cost)
+    assert out.measured == len(plan.points) - len(recorded)
+    assert set(_measured_counts(done).values()) == {1}
+
+
 def test_a_slow_worker_takes_fewer_points(plan, cost, one_worker, tmp_path):
     log = tmp_path / "points.jsonl"
     out = _run(fleet.ProcessPool(_specs(2, tmp_path / "done", slow=4.0)), plan, log, cost)

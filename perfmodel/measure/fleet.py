@@ -19,6 +19,7 @@ import time
 import tomllib
 import traceback
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -398,6 +399,36 @@ def compile_on(pool, workers: list[Handle], todo: list[PlannedPoint], log=print)
     return cubins
 
 
+@contextmanager
+def _first_interrupt_deferred():
+    """Within: the first Ctrl-C (SIGINT) only sets a flag that the caller reads (yielded: a function that
+    says whether it came) at a point where nothing is half done; the second raises KeyboardInterrupt as
+    usual. Without this, a KeyboardInterrupt raised between a worker's answer and its line in the log, or
+    between a submit and its entry in the points in flight, lost a point the worker had measured, and a
+    resumed run measured it again. Off the main thread, where no handler can be set, nothing changes."""
+    count = [0]
+
+    def handler(signum, frame):
+        count[0] += 1
+        if count[0] > 1:
+            raise KeyboardInterrupt
+
+    before, installed = signal.getsignal(signal.SIGINT), False
+    if before is not signal.SIG_IGN:  # a process that ignores Ctrl-C keeps ignoring it
+        try:
+            signal.signal(signal.SIGINT, handler)
+            installed = True
+        except ValueError:  # not the main thread
+            pass
+    if not installed:
+        yield lambda: False
+        return
+    try:
+        yield lambda: count[0] > 0
+    finally:
+        signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
+
+
 def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: Path, cost: dict, cubins: dict | None = None,
                measure_args: tuple = (), echo=print, retries: int = RETRIES) -> Outcome:
     """Measure `todo` on the workers, appending each Measurement to log_path as it arrives; progress on
@@ -419,8 +450,11 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
         echo(f"  -- {out.measured}/{total} points in {el:.0f} s; {per}; about {left:.0f} s left", flush=True)
 
     stopping = False
-    with open_log(log_path) as f:
+    with open_log(log_path) as f, _first_interrupt_deferred() as interrupted:
         while len(sched) or busy:
+            if interrupted() and not stopping:
+                stopping = True  # the points in flight are finished and recorded; a second Ctrl-C drops them
+                echo(f"\ninterrupted: recording the {len(busy)} point(s) in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
             try:
                 if not stopping:
                     for w in workers:
@@ -437,10 +471,10 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
                         out.left = len(sched)
                     break
                 finished = pool.poll(POLL_S)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # off the main thread, where Ctrl-C could not be deferred
                 if stopping:
                     raise
-                stopping = True  # the points in flight are finished and recorded; a second Ctrl-C drops them
+                stopping = True
                 echo(f"\ninterrupted: recording the {len(busy)} point(s) in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
                 continue
             for slot, status, value in finished:
