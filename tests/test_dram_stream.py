@@ -1,5 +1,6 @@
 """benchmarks/dram_stream.py's tables, replayed from the recorded H200 files (no GPU), and what docs/measurement.md
 ("The probe's loop is not what holds it; the flush's dirty lines are") reads from them."""
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -107,10 +108,11 @@ def test_the_write_back_term_reads_its_table():
 
 
 def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_measured_it(monkeypatch):
-    """terms.FLUSH_WRITEBACK is off in the shipped model. Switched on: split_k at 4096 x 16 x 4096 (A: 64 MiB from
-    DRAM) is DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its
-    reads; without the table it is the shipped prediction; the H100 (its own table) adds about its own table's
-    figure, a device nobody measured (the A100) and the datasheet mode (a figure measured here) nothing."""
+    """terms.FLUSH_WRITEBACK is on in the shipped model: split_k at 4096 x 16 x 4096 (A: 64 MiB from DRAM) is
+    DRAM-bound, and with the H200's table its predicted time grows by about the table's microseconds at its reads;
+    without the table, or with the term off, it is the prediction without it; the H100 (its own table) adds about
+    its own table's figure, a device nobody measured (the A100) and the datasheet mode (a figure measured here)
+    nothing."""
     from perfmodel import KernelConfig
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
@@ -118,8 +120,10 @@ def test_the_write_back_slows_a_dram_bound_h200_point_and_nothing_where_nobody_m
 
     cfg = KernelConfig.make("split_k", bm=128, bn=16, bk=16, tm=8, tn=8, splits=16)
     cal = Figures.load("h200", calibration=ROOT / "results" / "20261129-100908-h200-shapes-skinny-n-seed12" / "calibration.toml")
-    off = predict(cal, cfg, M=4096, N=16, K=4096)  # the shipped model: the term is off
-    assert not terms.FLUSH_WRITEBACK and off.flush_writeback_us == 0.0
+    assert terms.FLUSH_WRITEBACK  # the shipped model
+    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", False)
+    off = predict(cal, cfg, M=4096, N=16, K=4096)
+    assert off.flush_writeback_us == 0.0
     monkeypatch.setattr(terms, "FLUSH_WRITEBACK", True)
 
     dev = cal.device
@@ -163,20 +167,33 @@ def test_each_h100_table_comes_back_from_its_record(name):
     assert "\n".join(dram_stream.summary(_record(name))) + "\n" == (ARCHIVE / f"{name}.txt").read_text()
 
 
-def test_the_write_back_is_bus_time_and_follows_the_reads(monkeypatch):
-    """writeback_sm_bytes: a grid that keeps every SM busy pays the whole write-back; a grid of few blocks leaves the
-    bus (sms / blocks - 1) times its reads' bytes free beside them, which the write-back fills first. And the table is
-    read at the kernel's DRAM reads: split_k's partials are C stores, whose evictions are already its C bytes (the
-    term switched on: it is off in the shipped model)."""
+def test_the_write_back_is_bus_time_and_follows_the_reads():
+    """dram_bus_bytes: the kernel's reads and the write-back cross one bus, so the dram term is at least their sum at
+    the whole bandwidth: a grid that keeps every SM busy and the bus full pays the whole write-back; a grid of few
+    blocks, or one whose loads are too few in flight to fill the bus (its Little's-law fraction under 1), leaves bus
+    time free beside its reads, which the write-back fills first. And the table is read at the kernel's DRAM reads:
+    split_k's partials are C stores, whose evictions are already its C bytes."""
     from perfmodel import KernelConfig
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import predict
 
-    wb = terms.writeback_sm_bytes(np.array([8e6, 8e6, 8e6, 8e6]), np.array([1e6, 1e6, 1e6, 2e6]), np.array([132, 500, 66, 66]), 132)
-    assert np.allclose(wb, [8e6, 8e6, (8e6 - 1e6) * 0.5, (8e6 - 2e6) * 0.5])
-    assert terms.writeback_sm_bytes(np.array([1e6]), np.array([1e6]), np.array([16]), 132)[0] == 0.0
-    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", True)
+    bus = terms.dram_bus_bytes(np.array([1e6, 1e6, 1e6, 2e6]), np.array([8e6, 8e6, 8e6, 8e6]), np.array([132, 500, 66, 66]), 132)
+    assert np.allclose(bus, [9e6, 9e6, 4.5e6, 5e6])
+    # the dram term of one tile: b = 1 block, 1000 B of reads, the write-back 500 B at the stream rate, 10 B/clk
+    one = np.ones(1)
+    work = terms.TileWork(ffma=one, other=one, smem_wavefronts=one, l2_bytes=one, dram_bytes=1000 * one, local_bytes=0 * one,
+                          local_level=one, warps=one, mem_latency=one, kind=one, exposed_k=one, dram_bus_bytes=1500 * one)
+    rates = terms.SMRates(schedulers=4.0, lanes=128.0, smem_bpc=128.0, l2_bpc=10.0, dram_bpc=10.0, port_bpc=None, smem_latency=30.0)
+
+    def t_dram(f_dram, bus_bytes):
+        w = dataclasses.replace(work, dram_bus_bytes=bus_bytes * one)
+        f = terms.Fractions(fma=one, smem=one, l2=one, dram=f_dram * one)
+        return float(terms.tile_cycles(1, w, rates, f, c_ffma=1.0)[0][terms.TERMS.index("dram")][0])
+
+    assert t_dram(1.0, 1500) == pytest.approx(150)  # a full bus: reads and write-back one after the other
+    assert t_dram(0.5, 1500) == pytest.approx(200)  # loads too few in flight: the write-back hides beside them
+    assert t_dram(0.5, 0) == pytest.approx(200) and t_dram(1.0, 0) == pytest.approx(100)  # nothing written back
     cal = Figures.load("h100-sxm")
     table = cal.effective.memory.flush_writeback_us_by_MiB
     # 512^3 in 16 slices: 2 MiB of A and B read, 16 MiB of partials stored; the table at the reads

@@ -51,10 +51,11 @@ def test_which_blocks_store_scalars():
     assert _store_cycles("split_k", 1024, 1024, 1024, ragged="inner") == pytest.approx(4 * full, rel=0.01)
     assert _store_cycles("split_k", 1024, 1024, 1020, ragged="inner4") == pytest.approx(full, rel=0.01)
     assert _store_cycles("split_k", 1024, 1024, 1023, ragged="inner4") == pytest.approx(4 * full, rel=0.01)
-    # 1000 x 1000 with 128 x 128 tiles: the last block row and column (15 of 64 blocks) take the edge body
+    # 1000 x 1000 with 128 x 128 tiles: the last block row and column (15 of 64 blocks) take the edge body, and
+    # the blocks store only the elements inside C (terms.STORED_ELEMENTS: 1000^2 / 1024^2 of the tiles' bytes)
     part = _store_cycles("double_buffer", 1000, 1000, 1000)
     whole = _store_cycles("double_buffer", 1024, 1024, 1024)
-    assert part == pytest.approx(whole * (1 + 3 * 15 / 64), rel=0.01)
+    assert part == pytest.approx(whole * (1 + 3 * 15 / 64) * (1000 / 1024) ** 2, rel=0.01)
 
 
 def _gflops(kernel, M, N, K, **kw):
@@ -79,7 +80,8 @@ def test_the_edge_body_costs_what_the_docs_say(kernel, ratio):
 
 def test_the_recorded_run_with_and_without_the_scalar_stores():
     """The run replayed with its own calibration's figures (the H200 bench run's): 8.4 % MAPE (+6.1 %) with the
-    edge bodies storing as the interior, 5.7 % (-0.3 %) with their scalar stores (8.2 % (+5.8 %) and 5.8 % (-0.5 %)
+    edge bodies storing as the interior, 5.7 % (-0.2 %) with their scalar stores (5.7 % (-0.3 %) before the store
+    phases counted only the elements inside C and the flush's write-back was charged; 8.2 % (+5.8 %) and 5.8 % (-0.5 %)
     before split_k's reduction floor became what it adds behind its writer; 9.3 % (+8.3 %) and 6.5 % (+2.0 %)
     before a prefetched tile's lines waited behind the block's shared loads where the load-use window applies,
     terms.data_stage_wait; 10.5 % (+9.9 %) and 7.5 % (+3.6 %)
@@ -101,4 +103,4 @@ def test_the_recorded_run_with_and_without_the_scalar_stores():
         without = errors()
     assert len(with_scalar) == len(without) == 60
     assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (8.4, 6.1)
-    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.7, -0.3)
+    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.7, -0.2)

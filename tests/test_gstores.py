@@ -69,9 +69,9 @@ def test_the_share_of_a_grids_c_tiles_inside_c():
     assert np.allclose(got, [1.0, 1 / 16, 1000 * 1000 / (1024 * 1024), 16 / 64])
 
 
-def test_the_stored_elements_rule_is_off_and_scales_a_one_row_grids_store_phase(monkeypatch):
-    """terms.STORED_ELEMENTS is off in the shipped model. On, split_k 16 x 256 at one row stores a sixteenth of its
-    tiles' sector bytes in the last wave's store phase."""
+def test_the_stored_elements_rule_is_on_and_scales_a_one_row_grids_store_phase(monkeypatch):
+    """terms.STORED_ELEMENTS is on in the shipped model: split_k 16 x 256 at one row stores a sixteenth of its
+    tiles' sector bytes in the last wave's store phase (off, the whole tiles')."""
     from perfmodel.model import terms
     from perfmodel.model.figures import Figures
     from perfmodel.model.predict import predict
@@ -81,9 +81,10 @@ def test_the_stored_elements_rule_is_off_and_scales_a_one_row_grids_store_phase(
     run = Path(__file__).resolve().parent.parent / "results" / "20261129-073253-h200-shapes-skinny-m-seed11"
     cal = Figures.load("h200", calibration=run / "calibration.toml")
     cfg = KernelConfig.make("split_k", bm=16, bn=256, bk=16, tm=8, tn=8, splits=32)
-    off = predict(cal, cfg, M=1, N=4096, K=4096)
-    monkeypatch.setattr(terms, "STORED_ELEMENTS", True)
+    assert terms.STORED_ELEMENTS
     on = predict(cal, cfg, M=1, N=4096, K=4096)
+    monkeypatch.setattr(terms, "STORED_ELEMENTS", False)
+    off = predict(cal, cfg, M=1, N=4096, K=4096)
     assert not np.isclose(off.last_wave_store_us, 0.0)
     assert np.isclose(on.last_wave_store_us, off.last_wave_store_us / 16)
     assert on.time_s < off.time_s

@@ -63,16 +63,23 @@ def _errors(run_dir: str, loaded: bool) -> np.ndarray:
         return np.array([r["error_pct"] for r in analysis.rows(run, fig, facts) if r.get("error_pct") is not None])
 
 
-def test_the_skinny_n_run_of_the_h200():
+def test_the_skinny_n_run_of_the_h200(monkeypatch):
     """`results/20261129-100908-h200-shapes-skinny-n-seed12` (48 points, its own calibration): optimistic by
-    5.4 % without the loaded DRAM latency (10.5 % MAPE); with it the MAPE must fall by a point and the bias
-    come within 3 % of zero."""
-    with_term = _errors("results/20261129-100908-h200-shapes-skinny-n-seed12", True)
-    without = _errors("results/20261129-100908-h200-shapes-skinny-n-seed12", False)
+    5.4 % without the loaded DRAM latency (10.5 % MAPE) when the term came; with it the MAPE had to fall by a
+    point and the bias come within 3 % of zero. Without the flush's write-back (terms.FLUSH_WRITEBACK) it still
+    does: 10.0 -> 8.3 % (+5.8 -> -2.1 %). The write-back takes part of the same gap (the run's DRAM-bound points),
+    so with it the loaded latency moves the run 9.05 -> 8.13 % (+4.9 -> -2.3 %): less than a point, not nothing."""
+    from perfmodel.model import terms
+
+    run = "results/20261129-100908-h200-shapes-skinny-n-seed12"
+    with_term, without = _errors(run, True), _errors(run, False)
     assert len(with_term) == len(without) > 40
-    assert without.mean() > 4.0
+    assert without.mean() > 4.0 and abs(with_term.mean()) < 3.0
+    assert np.abs(with_term).mean() < np.abs(without).mean() - 0.5
+    monkeypatch.setattr(terms, "FLUSH_WRITEBACK", False)
+    with_term, without = _errors(run, True), _errors(run, False)
+    assert without.mean() > 4.0 and abs(with_term.mean()) < 3.0
     assert np.abs(with_term).mean() < np.abs(without).mean() - 1.0
-    assert abs(with_term.mean()) < 3.0
 
 
 def test_predict_says_what_the_dram_latency_is_loaded_by():

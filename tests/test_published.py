@@ -21,7 +21,8 @@ FILE = ROOT / "published" / "sgemm.toml"
 # flight; 23.7 % with each point's registers those of the source's own binary (its occupancy) rather than
 # the catalogue kernel's; 23.2 % once a one-element kernel's warps queued at the L1 between their waits; 34.5 %
 # over 42 points once a Tesla T4's six (czhao-dev/cuda-matmul-optimizer: coalesced and smem_tiled at 256-4096, the
-# first Turing points) entered by the file's rule, predicted +76 to +126 %. The goal is 12 %. This guards against
+# first Turing points) entered by the file's rule, predicted +76 to +126 %; 34.6 % once the store phases counted
+# only the elements inside C (six A100 points of 1-8 rows a little faster). The goal is 12 %. This guards against
 # getting worse while it is not met.
 MAPE_CEILING_PCT = 35.0
 

@@ -199,10 +199,10 @@ class TrafficStage:
     l2_latency: np.ndarray  # the L2 hits' latency the mix takes (cycles): first and second reads (terms.tile_l2_latency)
     second_share: np.ndarray  # the share of the tile bytes that are second reads (terms.second_read_share)
     # what writing back the flush's dirty lines costs the kernel's DRAM traffic (terms.flush_writeback_us): microseconds
-    # in all, and the DRAM bytes at the stream rate that take as long, per block per k-tile (charged in the dram term
-    # beside dram_bytes_tile); 0 where nobody measured it or terms.FLUSH_WRITEBACK is off
+    # in all (0 where nobody measured it or terms.FLUSH_WRITEBACK is off), and the bus's floor under the dram term
+    # per block per k-tile: the kernel's reads and that write-back on the one bus (terms.dram_bus_bytes)
     writeback_us: np.ndarray
-    writeback_bytes_tile: np.ndarray
+    dram_bus_bytes_tile: np.ndarray
     # the share of the tile loads that wait the loaded DRAM latency: A's share of the DRAM bytes, of the loads DRAM serves
     # (all of them in a grid of one wave, else the L2's misses), where the device measured that latency; else 0
     dram_a_loaded: np.ndarray
@@ -243,7 +243,7 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
     # the flush's dirty lines that the kernel's reads evict (its C stores' evictions are its C bytes in drb already)
     read_bytes = np.maximum(drb - slices * T.FLOAT * M * N, 0.0)
     wb_us = T.flush_writeback_us(read_bytes, mem.flush_writeback_us_by_MiB) * T.FLUSH_WRITEBACK
-    wb = T.writeback_sm_bytes(wb_us * 1e-6 * mem.dram_bandwidth_GBps * 1e9, drb / rate, blocks, sms)
+    bus = T.dram_bus_bytes(drb / rate, wb_us * 1e-6 * mem.dram_bandwidth_GBps * 1e9, blocks, sms)
     return TrafficStage(blocks=blocks, ktiles=ktiles, flops=2.0 * M * N * K, l2_bytes=l2b, dram_bytes=drb,
                         smem_bytes=r.smem_wavefronts_block * tiles_total * T.WAVEFRONT_BYTES,
                         l2_bytes_tile=l2b / tiles_total, dram_bytes_tile=drb / tiles_total, mem_latency=L_mem, l2_hit=hit,
@@ -251,7 +251,7 @@ def traffic(device, r: ResourceStage, o: OccupancyStage, M, N, K) -> TrafficStag
                         dram_segment_bytes=np.broadcast_to(segment, np.shape(drb)),
                         dram_latency=np.broadcast_to(L_dram, np.shape(drb)), dram_lines_in_flight=np.broadcast_to(lines, np.shape(drb)),
                         l2_latency=np.broadcast_to(L_l2, np.shape(drb)), second_share=np.broadcast_to(second, np.shape(drb)),
-                        writeback_us=np.broadcast_to(wb_us, np.shape(drb)), writeback_bytes_tile=wb / tiles_total,
+                        writeback_us=np.broadcast_to(wb_us, np.shape(drb)), dram_bus_bytes_tile=bus / tiles_total,
                         dram_a_loaded=np.broadcast_to(a_share * bool(lat.dram_latency_ratio_by_lines_in_flight) * np.where(
                             T.one_wave(blocks, np.maximum(o.blocks_per_sm, 1) * sms), 1.0, 1.0 - hit), np.shape(drb)))
 
@@ -508,7 +508,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     u = ll.load_steps  # one-element kernels: the k steps between two waits for their loads
     exposed_k = (t.mem_latency + u * lat.fma_latency_cycles) / u
     work = T.TileWork(ffma=i.ffma, other=i.non_ffma, smem_wavefronts=loc.l1tex_wavefronts, l2_bytes=t.l2_bytes_tile,
-                      dram_bytes=t.dram_bytes_tile / t.dram_rate + t.writeback_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
+                      dram_bytes=t.dram_bytes_tile / t.dram_rate, dram_bus_bytes=t.dram_bus_bytes_tile, local_bytes=loc.bytes_tile, local_level=loc.level, warps=warps,
                       mem_latency=t.mem_latency, kind=kind, exposed_k=exposed_k, local_store_share=loc.store_share,
                       load_steps=u)
     smem_fed = None if fig.has_pipe_overlap else r.uses_smem > 0
@@ -726,7 +726,7 @@ def predict_batch(figures: Figures | DeviceSpec, configs: Sequence[KernelConfig]
     frac = c.edge_blocks / np.maximum(t.blocks, 1.0)
     earlier = np.where(w.tail > 0, w.full_waves, np.maximum(w.full_waves - 1, 0))
     edge_cycles = t.ktiles * (earlier * frac * c.edge_extra_full + (c.edge_blocks > 0) * c.edge_extra_last)
-    # with T.STORED_ELEMENTS (off) both store phases move only the share of the tiles' sector bytes inside C
+    # with T.STORED_ELEMENTS (on) both store phases move only the share of the tiles' sector bytes inside C
     filled = T.c_tile_filled(M, N, r.bm, r.bn) if T.STORED_ELEMENTS else 1.0
     store_cycles = last_wave_store_cycles(device, r, t, w, hz) * filled
     lone_store = lone_block_store_cycles(device, r, w) * filled

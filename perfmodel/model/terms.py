@@ -231,10 +231,10 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
 
 
 # the C stores' phases (predict.last_wave_store_cycles, lone_block_store_cycles) counted for the elements inside C
-# only (c_tile_filled), as the kernels' edge bodies store them; scored on the H100 and H200 shape runs together with
-# FLUSH_WRITEBACK, and off with it (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase
-# moves the whole tile's sector bytes
-STORED_ELEMENTS = False
+# only (c_tile_filled), as the kernels' edge bodies store them; on together with FLUSH_WRITEBACK, scored on the H100
+# and H200 shape runs (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase moves the
+# whole tile's sector bytes
+STORED_ELEMENTS = True
 
 
 def c_tile_filled(M, N, bm, bn):
@@ -246,26 +246,26 @@ def c_tile_filled(M, N, bm, bn):
     return M * N / (np.ceil(M / bm) * bm * np.ceil(N / bn) * bn)
 
 
-# the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us): measured on the H200
-# and the H100 and scored on both chips' shape runs, off: as charged, a grid on fewer SMs than the chip has predicts
-# slower with more DRAM bandwidth (docs/model.md, "The flush's dirty lines in the dram term"); off, a kernel's DRAM
-# traffic is its own bytes at the stream rate
-FLUSH_WRITEBACK = False
+# the write-back of the timing's flush's dirty lines charged in the dram term (flush_writeback_us) as bus time
+# (dram_bus_bytes): measured on the H200 and the H100, on together with STORED_ELEMENTS (docs/model.md, "The flush's
+# dirty lines in the dram term"); off, a kernel's DRAM traffic is its own bytes at the stream rate
+FLUSH_WRITEBACK = True
 
 
-def writeback_sm_bytes(wb_bytes, dram_bytes, blocks, sms):
-    """The write-back's bytes as the dram term charges them: spread over every SM's share of the DRAM bandwidth
-    (the term's units), as much of wb_bytes (the write-back at the stream rate) as the bus cannot fit beside the
-    kernel's own DRAM bytes (dram_bytes, at the stream rate). The flush's dirty lines are written back by the L2
-    and the memory controllers, not through the SMs' ports, so the write-back takes bus time, not an SM's share:
-    where the grid keeps every SM busy the dram term's per-SM share is the whole bus, and all of wb_bytes is
-    charged; a grid of B < sms blocks leaves its reads (sms / B - 1) times their bytes of bus time free beside
-    them, which the write-back fills first. Returns the bytes to charge in the dram term beside dram_bytes
-    (summed over the grid: what that term divides among the tiles of the busy SMs) such that the busiest SM pays
-    max(0, wb_bytes - dram_bytes (sms / B - 1)) at the whole bus's rate."""
-    wb_bytes, dram_bytes, blocks = (np.asarray(x, float) for x in (wb_bytes, dram_bytes, blocks))
+def dram_bus_bytes(dram_bytes, wb_bytes, blocks, sms):
+    """The bus's floor under the dram term, in that term's units (bytes at one SM's share of the DRAM bandwidth,
+    summed over the grid: what the term divides among the tiles of the busy SMs): the kernel's own DRAM bytes
+    (dram_bytes, at the stream rate) and the write-back (wb_bytes, the write-back's time at the stream rate) all
+    cross the one bus, so the busiest SM's DRAM time is at least (dram_bytes + wb_bytes) / the whole bandwidth.
+    The flush's dirty lines are written back by the L2 and the memory controllers, not through the SMs' ports, so
+    the write-back takes bus time, not an SM's share: the dram term is max(the SM's own bytes at its share of the
+    bandwidth and its Little's-law fraction, this floor), and the write-back costs a kernel only where the bus is
+    its limit. Where the grid keeps every SM busy and its loads keep the bus full the floor is the reads plus the
+    whole write-back; a grid of B < sms blocks, or one whose loads are too few in flight to fill the bus, leaves
+    bus time free beside its reads, which the write-back fills first. Returns (dram_bytes + wb_bytes) B / sms."""
+    dram_bytes, wb_bytes, blocks = (np.asarray(x, float) for x in (dram_bytes, wb_bytes, blocks))
     busy = np.clip(blocks, 1.0, sms)
-    return np.maximum(wb_bytes - dram_bytes * (sms / busy - 1.0), 0.0) * busy / sms
+    return (dram_bytes + wb_bytes) * busy / sms
 
 
 def flush_writeback_us(dram_bytes, us_by_mib):
@@ -284,8 +284,8 @@ def flush_writeback_us(dram_bytes, us_by_mib):
     every one a line brought into the L2; its C stores evict dirty lines too, but their write-back is already the
     C bytes the dram term charges (without the flush a stored line would stay in the L2). Charged as DRAM time: the
     dram term, not the other pipes, so it costs a kernel only as far as its DRAM traffic binds (a compute-bound
-    kernel's write-back runs under its compute), and as bus time, not an SM's share (writeback_sm_bytes). Charged
-    only with FLUSH_WRITEBACK (off)."""
+    kernel's write-back runs under its compute), and as bus time, not an SM's share (dram_bus_bytes). Charged
+    only with FLUSH_WRITEBACK (on)."""
     if not us_by_mib:
         return np.zeros(np.shape(dram_bytes))
     mib = np.asarray(dram_bytes, float) / 2**20
@@ -353,6 +353,7 @@ class TileWork:
     kind: np.ndarray
     exposed_k: np.ndarray
     local_store_share: np.ndarray = 0.5  # the share of local_bytes that are stores (STL): the binary's loop, else half
+    dram_bus_bytes: np.ndarray = 0.0  # the bus's floor under the dram term (dram_bus_bytes), in dram_bytes' units
     load_steps: np.ndarray = 4.0  # one-element kernels: k steps a warp waits once for (predict.one_element_steps)
 
 
@@ -534,7 +535,9 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     t_issue = np.maximum(b * (ffma_block * c_ffma + other_block) / slots, t_fetch)
     t_smem = b * smem_wavefronts_block / (smem_bpc / WAVEFRONT_BYTES) / f_smem
     t_l2 = b * l2_bytes_tile / l2_bpc_sm / f_l2
-    t_dram = b * dram_bytes_tile / dram_bpc_sm / f_dram
+    # the SM's own bytes at its share and Little's-law fraction, and at least what the whole bus carries beside
+    # them (dram_bus_bytes: the flush's write-back; it leaves the term as it was where nothing is written back)
+    t_dram = np.maximum(b * dram_bytes_tile / dram_bpc_sm / f_dram, b * work.dram_bus_bytes / dram_bpc_sm)
     miss = np.clip(-np.asarray(local_level, float), 0.0, 1.0)  # share of the frames only DRAM holds
     beyond = b * local_bytes_tile * ((1.0 - miss) / l2_bpc_sm + miss / dram_bpc_sm)
     if store_bpc is not None and port_bpc is not None:  # the SM's own load and store paths, and its share among the busy SMs
