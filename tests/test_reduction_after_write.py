@@ -177,7 +177,7 @@ def test_a_slow_writer_leaves_its_row_out_of_the_fit():
     assert bench.write_us(row) < 0
     assert not any(bench.writer_disturbed(r, rec["rows"]) for p in MARGINAL for rec in [json.loads(p.read_text())]
                    for r in rec["rows"])
-    # without the rule the three H100 runs' 8-slice line would start at the negative row's level
+    # without the rule this run's 8-slice line would start at the negative row's level
     assert bench.fit([first])["reduction_floor_us_by_slices"]["8"] > 3.0
 
 
