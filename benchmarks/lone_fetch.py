@@ -7,7 +7,8 @@ extra at that size; if they overlap, the larger of the two (what the H100 measur
 Figures.lone_fetch_interval charges: docs/model.md "A lone warp's instruction fetch"). Median over the SMs of each
 block's clock64 count, median of 5 rounds. Writes OUT.json and prints a table last.
 
-    python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96] [--warps 1,2]
+    python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96] [--warps 1,2] [--spread]
+        (--spread: each loop also with the block's warps spread evenly over it, fetch_loop_spread)
     python3 benchmarks/lone_fetch.py --table OUT.json     (CPU) the table again, with both combinations"""
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ SRC = Path(__file__).with_name("fetch") / "lone_fetch.cu"
 ROUNDS = 5
 
 
-def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps: tuple[int, ...] = (1, 2)) -> int:
+def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps: tuple[int, ...] = (1, 2),
+            spread: bool = False) -> int:
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -37,7 +39,7 @@ def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps
         cubins = list(pool.map(lambda j: gpu.compiler.compile(src, options=["-O3", f"-DBODY={j[2]}", f"-DCHAINS={j[0]}"],
                                                               arch=gpu.arch, no_extern_c=True), jobs))
     out = drv.mem_alloc(64)
-    cyc = drv.mem_alloc(8 * 4096)
+    cyc = drv.mem_alloc(8 * 32 * 4096)
     sms = gpu.sm_count
     res = dict(gpu=gpu.name, sms=sms, rounds=ROUNDS, points=[])
     for (c, kb, body), cub in zip(jobs, cubins):
@@ -53,9 +55,24 @@ def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps
                 cc = np.zeros(sms, np.int64)
                 drv.memcpy_dtoh(cc, cyc)
                 per.append(float(np.median(cc)) / iters / (body * wps))  # clocks per instruction a scheduler issues
-            res["points"].append(dict(chains=c, kb=kb, body=body, warps_per_scheduler=wps,
-                                      cycles_per_instr=float(np.median(per)), spread=float(np.ptp(per) / np.median(per))))
-            print(f"chains {c} {kb:3d} KB warps/scheduler {wps}: {np.median(per):.3f} cycles per scheduler instruction", flush=True)
+            point = dict(chains=c, kb=kb, body=body, warps_per_scheduler=wps,
+                         cycles_per_instr=float(np.median(per)), spread=float(np.ptp(per) / np.median(per)))
+            line = f"chains {c} {kb:3d} KB warps/scheduler {wps}: {np.median(per):.3f} cycles per scheduler instruction"
+            if spread:
+                # the warps spread over the loop: warp w starts w / warps of one in-step loop's clocks later
+                sfn = drv.module_from_buffer(cub).get_function("fetch_loop_spread")
+                stagger = np.int64(round(point["cycles_per_instr"] * body * wps))
+                per = []
+                for _ in range(ROUNDS):
+                    sfn(out, cyc, np.int32(iters + 2), stagger, block=(32 * nw, 1, 1), grid=(sms, 1))
+                    gpu.sync()
+                    cc = np.zeros(sms * nw, np.int64)
+                    drv.memcpy_dtoh(cc, cyc)
+                    per.append(float(np.median(cc)) / (body * wps))
+                point.update(spread_cycles_per_instr=float(np.median(per)), spread_range=float(np.ptp(per) / np.median(per)))
+                line += f", spread over the loop {np.median(per):.3f}"
+            res["points"].append(point)
+            print(line, flush=True)
     out_path.write_text(json.dumps(res, indent=1))
     return table(out_path)
 
@@ -93,6 +110,18 @@ def table(path: Path) -> int:
     for w in wpss:
         if all((8, kb, w) in pts for kb in kbs):
             print(f"{4 * w} = {{ " + ", ".join(f'"{kb * 1024}" = {4 / pts[(8, kb, w)]:.4g}' for kb in kbs) + " }")
+    spread = {(p["chains"], p["kb"], p["warps_per_scheduler"]): p["spread_cycles_per_instr"]
+              for p in d["points"] if "spread_cycles_per_instr" in p}
+    if spread:
+        print("\nthe warps spread evenly over the loop (--spread): cycles per instruction per scheduler, in step / spread "
+              "(spread / in step), and the spread loop as warp instructions a clock per SM")
+        print("| chains | warps per scheduler | " + " | ".join(f"{kb} KB" for kb in kbs) + " |")
+        print("|---|---|" + "---|" * len(kbs))
+        for w in wpss:
+            for c in chains:
+                cells = [f"{pts[(c, kb, w)]:.2f} / {spread[(c, kb, w)]:.2f} ({spread[(c, kb, w)] / pts[(c, kb, w)]:.2f}; "
+                         f"{4 / spread[(c, kb, w)]:.2f})" if (c, kb, w) in spread else "" for kb in kbs]
+                print(f"| {c} | {w} | " + " | ".join(cells) + " |")
     return 0
 
 
@@ -103,6 +132,8 @@ if __name__ == "__main__":
     ap.add_argument("--chains", type=_ints, default=(8, 4, 3, 2))
     ap.add_argument("--kb", type=_ints, default=(8, 16, 24, 32, 40, 48, 64, 96))
     ap.add_argument("--warps", type=_ints, default=(1, 2), help="warps per scheduler (a block of 4x that many per SM)")
+    ap.add_argument("--spread", action="store_true",
+                    help="also time each loop with the block's warps spread evenly over it (fetch_loop_spread)")
     a = ap.parse_args()
     if a.table:
         if not a.out.is_file():
@@ -114,4 +145,4 @@ if __name__ == "__main__":
         ap.error("--chains must include 8 (the in-cache reference the combinations are built from)")
     if any(w < 1 or w > 8 for w in a.warps):
         ap.error(f"--warps: 1 to 8 warps per scheduler (a block of at most 1024 threads), got {a.warps}")
-    sys.exit(measure(a.out, a.chains, a.kb, a.warps))
+    sys.exit(measure(a.out, a.chains, a.kb, a.warps, a.spread))

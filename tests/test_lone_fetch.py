@@ -3,6 +3,9 @@ faster than calibrate's fetch table at one warp per scheduler allows, the fetch 
 waits (Figures.lone_fetch_interval, model.schedule), checked on the runs measured for it."""
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from unittest import mock
@@ -17,6 +20,7 @@ REF = "results/reference-calibration-h100-sxm.toml"
 RUN = "results/20261127-044850-h100-sxm-lone-fetch"
 LOOPS = "results/archive/lone-fetch-loops-20261127-h100-sxm.json"
 FINE = "results/archive/lone-fetch-fine-20261127-h100-sxm.json"
+SPREAD = "results/archive/lone-fetch-spread-20261205-h100-sxm.json"
 CHECK = "results/20261127-092656-h100-sxm-fetch-fine"
 
 
@@ -146,3 +150,23 @@ def test_the_run_measured_after_the_finer_points():
     e, c = np.array([fine[k] for k in fine]), np.array([coarse[k] for k in fine])
     assert np.abs(e).mean() < 4.0 and np.abs(c).mean() > 7.5 and c.mean() > 7.5
     assert np.all(c > e) and np.sum(np.abs(e) > 6.0) <= 6 and np.abs(e).max() < 10.0
+
+
+def test_warps_spread_over_a_loop_beyond_the_caches_fetch_each_their_own():
+    """benchmarks/lone_fetch.py --spread: the fetch loop with the block's warps in step (calibrate's) and spread
+    evenly over it. Inside the caches (16-32 KB) both issue alike; beyond them, with two warps per scheduler, the
+    spread loop issues about half as much (1.5-2.2 warp instructions a clock per SM at 48-64 KB, what was expected
+    before it ran), near async_pipeline's 57 KB edge loop's 1.9. The record's table comes back from it."""
+    d = json.loads(Path(SPREAD).read_text())
+    pts = {(p["kb"], p["warps_per_scheduler"]): p for p in d["points"] if p["chains"] == 8}
+    rate = {k: (4.0 / p["cycles_per_instr"], 4.0 / p["spread_cycles_per_instr"]) for k, p in pts.items()}
+    for kb in (16, 32):
+        step, spread = rate[(kb, 2)]
+        assert abs(spread / step - 1.0) < 0.05
+    for kb in (48, 56, 64):
+        step, spread = rate[(kb, 2)]
+        assert step > 3.4 and 1.5 < spread < 2.2
+    assert abs(rate[(56, 2)][1] - 1.9) < 0.15
+    out = subprocess.run([sys.executable, "benchmarks/lone_fetch.py", "--table", SPREAD], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": "."}, check=True).stdout
+    assert out == Path(SPREAD.replace(".json", ".txt")).read_text()

@@ -30,3 +30,33 @@ extern "C" __global__ void fetch_loop(float* out, long long* cycles, int iters) 
     if (s == 12345.0f) out[0] = s;
     if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
 }
+
+// The same loop with the warps spread over it instead of in step (benchmarks/lone_fetch.py --spread): warp w of
+// the block sleeps w / (warps) of `stagger` clocks (one loop's time in step) before it starts, so the warps fetch
+// different parts of the loop at any moment, as the warps of a kernel's k-tile loop do once their loads have
+// drifted apart. Each warp times iterations 1 to iters - 1 on its own (every warp is in its loop throughout that
+// window: all start within one loop's time of each other), and writes its clocks per iteration to cycles.
+extern "C" __global__ void fetch_loop_spread(float* out, long long* cycles, int iters, long long stagger) {
+    float a[CHAINS];
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j) a[j] = threadIdx.x * 1e-7f + j;
+    const float b = 0.999999f, c = 1e-7f;
+    const int w = threadIdx.x / 32, nw = blockDim.x / 32;
+    __syncthreads();
+    const long long wait = stagger * w / nw, s = clock64();
+    while (clock64() - s < wait) __nanosleep(200);
+    long long t0 = 0, t1 = 0;
+    for (int i = 0; i < iters; ++i) {
+        if (i == 1) t0 = clock64();
+        if (i == iters - 1) t1 = clock64();
+#pragma unroll
+        for (int u = 0; u < BODY / CHAINS; ++u)
+#pragma unroll
+            for (int j = 0; j < CHAINS; ++j) a[j] = fmaf(a[j], b, c);
+    }
+    float t = 0;
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j) t += a[j];
+    if (t == 12345.0f) out[0] = t;
+    if (threadIdx.x % 32 == 0) cycles[blockIdx.x * nw + w] = (t1 - t0) / (iters - 2);
+}
