@@ -449,12 +449,15 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
         per = ", ".join(f"gpu{w.gpu.index}@{w.gpu.host} {60 * w.done / el:.1f}/min" + ("" if w.alive else " (lost)") for w in workers)
         echo(f"  -- {out.measured}/{total} points in {el:.0f} s; {per}; about {left:.0f} s left", flush=True)
 
+    def say_stopping():  # the points in flight are finished and recorded; a second Ctrl-C drops them
+        echo(f"\ninterrupted: recording the {len(busy)} point(s) in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
+
     stopping = False
     with open_log(log_path) as f, _first_interrupt_deferred() as interrupted:
         while len(sched) or busy:
             if interrupted() and not stopping:
-                stopping = True  # the points in flight are finished and recorded; a second Ctrl-C drops them
-                echo(f"\ninterrupted: recording the {len(busy)} point(s) in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
+                stopping = True
+                say_stopping()
             try:
                 if not stopping:
                     for w in workers:
@@ -475,7 +478,7 @@ def run_points(pool, workers: list[Handle], todo: list[PlannedPoint], log_path: 
                 if stopping:
                     raise
                 stopping = True
-                echo(f"\ninterrupted: recording the {len(busy)} point(s) in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
+                say_stopping()
                 continue
             for slot, status, value in finished:
                 if slot not in busy:
