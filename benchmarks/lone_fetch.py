@@ -8,7 +8,9 @@ Figures.lone_fetch_interval charges: docs/model.md "A lone warp's instruction fe
 block's clock64 count, median of 5 rounds. Writes OUT.json and prints a table last.
 
     python3 benchmarks/lone_fetch.py OUT.json [--chains 8,4,3,2] [--kb 8,16,24,32,40,48,64,96] [--warps 1,2] [--spread]
-        (--spread: each loop also with the block's warps spread evenly over it, fetch_loop_spread)
+        [--groups 1,2,4]
+        (--spread: each loop also with the block's warps spread evenly over it, fetch_loop_spread; --groups: in
+        groups of that many warps, each group in step at a barrier every iteration, the groups spread)
     python3 benchmarks/lone_fetch.py --table OUT.json     (CPU) the table again, with both combinations"""
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ ROUNDS = 5
 
 
 def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps: tuple[int, ...] = (1, 2),
-            spread: bool = False) -> int:
+            spread: bool = False, groups: tuple[int, ...] = (1,)) -> int:
     from perfmodel.measure.gpu import Gpu
 
     gpu = Gpu()
@@ -59,18 +61,21 @@ def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps
                          cycles_per_instr=float(np.median(per)), spread=float(np.ptp(per) / np.median(per)))
             line = f"chains {c} {kb:3d} KB warps/scheduler {wps}: {np.median(per):.3f} cycles per scheduler instruction"
             if spread:
-                # the warps spread over the loop: warp w starts w / warps of one in-step loop's clocks later
+                # the warps spread over the loop: group g of the warps starts g / groups of one in-step loop's clocks later
                 sfn = drv.module_from_buffer(cub).get_function("fetch_loop_spread")
                 stagger = np.int64(round(point["cycles_per_instr"] * body * wps))
-                per = []
-                for _ in range(ROUNDS):
-                    sfn(out, cyc, np.int32(iters + 2), stagger, block=(32 * nw, 1, 1), grid=(sms, 1))
-                    gpu.sync()
-                    cc = np.zeros(sms * nw, np.int64)
-                    drv.memcpy_dtoh(cc, cyc)
-                    per.append(float(np.median(cc)) / (body * wps))
-                point.update(spread_cycles_per_instr=float(np.median(per)), spread_range=float(np.ptp(per) / np.median(per)))
-                line += f", spread over the loop {np.median(per):.3f}"
+                for g in (g for g in groups if nw % g == 0 and nw // g <= 15):
+                    per = []
+                    for _ in range(ROUNDS):
+                        sfn(out, cyc, np.int32(iters + 2), stagger, np.int32(g), block=(32 * nw, 1, 1), grid=(sms, 1))
+                        gpu.sync()
+                        cc = np.zeros(sms * nw, np.int64)
+                        drv.memcpy_dtoh(cc, cyc)
+                        per.append(float(np.median(cc)) / (body * wps))
+                    if g == 1:
+                        point.update(spread_cycles_per_instr=float(np.median(per)), spread_range=float(np.ptp(per) / np.median(per)))
+                    point.setdefault("spread_cycles_per_instr_by_group", {})[str(g)] = float(np.median(per))
+                    line += f", spread in groups of {g} {np.median(per):.3f}"
             res["points"].append(point)
             print(line, flush=True)
     out_path.write_text(json.dumps(res, indent=1))
@@ -122,6 +127,18 @@ def table(path: Path) -> int:
                 cells = [f"{pts[(c, kb, w)]:.2f} / {spread[(c, kb, w)]:.2f} ({spread[(c, kb, w)] / pts[(c, kb, w)]:.2f}; "
                          f"{4 / spread[(c, kb, w)]:.2f})" if (c, kb, w) in spread else "" for kb in kbs]
                 print(f"| {c} | {w} | " + " | ".join(cells) + " |")
+    grouped = {(p["kb"], p["warps_per_scheduler"]): p["spread_cycles_per_instr_by_group"]
+               for p in d["points"] if p["chains"] == 8 and "spread_cycles_per_instr_by_group" in p}
+    if grouped:
+        print("\nthe warps in groups spread over the loop (--groups; a barrier in each group every iteration): warp "
+              "instructions a clock per SM, in step and by warps per group")
+        print("| warps per scheduler | warps per group | " + " | ".join(f"{kb} KB" for kb in kbs) + " |")
+        print("|---|---|" + "---|" * len(kbs))
+        for w in wpss:
+            print(f"| {w} | in step | " + " | ".join(f"{4 / pts[(8, kb, w)]:.2f}" if (8, kb, w) in pts else "" for kb in kbs) + " |")
+            for g in sorted({int(g) for (kb, ww), t in grouped.items() if ww == w for g in t}):
+                print(f"| {w} | {g} | " + " | ".join(f"{4 / grouped[(kb, w)][str(g)]:.2f}" if str(g) in grouped.get((kb, w), {})
+                                                      else "" for kb in kbs) + " |")
     return 0
 
 
@@ -134,6 +151,8 @@ if __name__ == "__main__":
     ap.add_argument("--warps", type=_ints, default=(1, 2), help="warps per scheduler (a block of 4x that many per SM)")
     ap.add_argument("--spread", action="store_true",
                     help="also time each loop with the block's warps spread evenly over it (fetch_loop_spread)")
+    ap.add_argument("--groups", type=_ints, default=(1,),
+                    help="with --spread: warps per group, each group in step at a barrier every iteration (1: every warp apart)")
     a = ap.parse_args()
     if a.table:
         if not a.out.is_file():
@@ -145,4 +164,8 @@ if __name__ == "__main__":
         ap.error("--chains must include 8 (the in-cache reference the combinations are built from)")
     if any(w < 1 or w > 8 for w in a.warps):
         ap.error(f"--warps: 1 to 8 warps per scheduler (a block of at most 1024 threads), got {a.warps}")
-    sys.exit(measure(a.out, a.chains, a.kb, a.warps, a.spread))
+    if a.groups != (1,) and not a.spread:
+        ap.error("--groups goes with --spread")
+    if any(g < 1 for g in a.groups):
+        ap.error(f"--groups: warps per group, at least 1, got {a.groups}")
+    sys.exit(measure(a.out, a.chains, a.kb, a.warps, a.spread, a.groups))

@@ -36,19 +36,23 @@ extern "C" __global__ void fetch_loop(float* out, long long* cycles, int iters) 
 // different parts of the loop at any moment, as the warps of a kernel's k-tile loop do once their loads have
 // drifted apart. Each warp times iterations 1 to iters - 1 on its own (every warp is in its loop throughout that
 // window: all start within one loop's time of each other), and writes its clocks per iteration to cycles.
-extern "C" __global__ void fetch_loop_spread(float* out, long long* cycles, int iters, long long stagger) {
+// warps in groups of `group` (consecutive warps; 1: every warp on its own), group g starting g / groups of a loop
+// later; a group's warps meet at a named barrier each iteration, as a block's warps meet at its barrier each k-tile
+extern "C" __global__ void fetch_loop_spread(float* out, long long* cycles, int iters, long long stagger, int group) {
     float a[CHAINS];
 #pragma unroll
     for (int j = 0; j < CHAINS; ++j) a[j] = threadIdx.x * 1e-7f + j;
     const float b = 0.999999f, c = 1e-7f;
     const int w = threadIdx.x / 32, nw = blockDim.x / 32;
     __syncthreads();
-    const long long wait = stagger * w / nw, s = clock64();
+    const int g = w / group, groups = nw / group;
+    const long long wait = stagger * g / groups, s = clock64();
     while (clock64() - s < wait) __nanosleep(200);
     long long t0 = 0, t1 = 0;
     for (int i = 0; i < iters; ++i) {
         if (i == 1) t0 = clock64();
         if (i == iters - 1) t1 = clock64();
+        if (group > 1) asm volatile("bar.sync %0, %1;" ::"r"(g + 1), "r"(group * 32) : "memory");
 #pragma unroll
         for (int u = 0; u < BODY / CHAINS; ++u)
 #pragma unroll
