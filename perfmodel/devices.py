@@ -32,6 +32,11 @@ class Compute(_Strict):
     # calibrate's points where the instruction caches stop holding the loop (benchmarks/lone_fetch.py):
     # the fetch table takes them where calibrate measured nothing (Figures). None where nobody measured it
     fetch_rate_by_loop_bytes_by_warps: Optional[dict[str, dict[str, PositiveFloat]]] = None
+    # the same loop with the SM's warps in groups apart (benchmarks/lone_fetch.py --spread --groups: each group in
+    # step at a barrier every iteration, the groups spread evenly over the loop), as the blocks of a k-tile loop
+    # that share an SM: its rate over the in-step rate of the same run, by warps per SM, then groups, then loop
+    # code bytes (Figures.fetch_rate's apart). None where nobody measured it (every loop's warps in step)
+    fetch_apart_ratio_by_loop_bytes_by_groups_by_warps: Optional[dict[str, dict[str, dict[str, PositiveFloat]]]] = None
     # the most warps of new blocks one SM takes at once when the blocks of a full wave finish together and
     # free their slots (benchmarks/block_dispatch.py): a grid's last partial wave goes to the slots that free
     # first, as many blocks to an SM as fit in these warps (at least one), not one block to every SM.
@@ -40,11 +45,15 @@ class Compute(_Strict):
 
     @model_validator(mode="after")
     def _fetch_points(self) -> "Compute":
-        for w, t in (self.fetch_rate_by_loop_bytes_by_warps or {}).items():
-            bad = [k for k in [w, *t] if not k.isdigit() or int(k) <= 0]
-            if bad:
-                raise ValueError(f"compute.fetch_rate_by_loop_bytes_by_warps: key {bad[0]!r} is not a positive integer "
-                                 f"(warps per SM, then loop code bytes)")
+        tables = {"fetch_rate_by_loop_bytes_by_warps": (self.fetch_rate_by_loop_bytes_by_warps, "warps per SM, then loop code bytes"),
+                  "fetch_apart_ratio_by_loop_bytes_by_groups_by_warps": (
+                      {f"{w}/{g}": t for w, by_g in (self.fetch_apart_ratio_by_loop_bytes_by_groups_by_warps or {}).items()
+                       for g, t in by_g.items()}, "warps per SM, then groups, then loop code bytes")}
+        for name, (table, keys) in tables.items():
+            for wg, t in (table or {}).items():
+                bad = [k for k in [*wg.split("/"), *t] if not k.isdigit() or int(k) <= 0]
+                if bad:
+                    raise ValueError(f"compute.{name}: key {bad[0]!r} is not a positive integer ({keys})")
         return self
 
 
@@ -272,7 +281,8 @@ class DeviceSpec(_Strict):
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks",
-                               "fetch_rate_by_loop_bytes_by_warps", "refill_warps_per_sm"),
+                               "fetch_rate_by_loop_bytes_by_warps", "fetch_apart_ratio_by_loop_bytes_by_groups_by_warps",
+                               "refill_warps_per_sm"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
                               "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads"),
@@ -293,7 +303,7 @@ GENERATION_MEASURED = ("sm_clock_MHz", "fp32_GFLOPS", "ffma_outer_GFLOPS", "ffma
 # the generation figures perfmodel's own benchmarks measured (a generation file names the GPU and the
 # script): datasheet figures (`--figures datasheet`) leave them out, so that mode uses no figure
 # measured by this project on any GPU, only datasheets and published microbenchmarks
-MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
+MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.fetch_apart_ratio_by_loop_bytes_by_groups_by_warps", "compute.refill_warps_per_sm", "memory.store_bytes_per_clock_per_sm", "memory.l1_lines_per_clock_per_sm", "latency.launch_overhead_us",
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices", "latency.programmatic_launch_saving_us", "latency.dram_latency_ratio_by_lines_in_flight",
                  "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB",
@@ -319,7 +329,7 @@ class Generation(_Strict):
     generation: str = Field(pattern=r"^sm_\d+$")
     name: str
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
-    compute: dict[str, Union[float, dict[str, dict[str, float]]]]  # the fetch table is a table of tables
+    compute: dict[str, Union[float, dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]]  # the fetch tables are tables of tables
     memory: dict[str, Union[float, dict[str, dict[str, float]]]]  # the L2 load-pass table is a table of tables
     latency: dict[str, Union[float, dict[str, float]]]  # the reduction's floor is a table by slices
     limits: Limits

@@ -139,11 +139,12 @@ class Figures:
             return None
         return lambda b, r: _tile_exposure(self.device, b, r)
 
-    def fetch_rate(self, loop_code_bytes, warps_per_sm):
-        """Warp instructions per clock an SM fetches for the loop (inf without a calibration)."""
+    def fetch_rate(self, loop_code_bytes, warps_per_sm, apart=None):
+        """Warp instructions per clock an SM fetches for the loop (inf without a calibration); `apart` (per
+        config, None: all in step): the groups of the SM's warps that run apart (`_fetch_rate`)."""
         if not self.calibrated:
             return np.inf
-        return _fetch_rate(self.device, loop_code_bytes, warps_per_sm)
+        return _fetch_rate(self.device, loop_code_bytes, warps_per_sm, apart=apart)
 
     def lone_fetch_interval(self, loop_code_bytes):
         """Clocks between two instructions a warp alone on its scheduler can fetch from a loop of this code
@@ -364,17 +365,68 @@ def _fetch_table_min_bytes(dev) -> Optional[float]:
     return min(sizes) if sizes else None
 
 
-def _fetch_rate(dev, loop_code_bytes, warps_per_sm):
+def _fetch_rate(dev, loop_code_bytes, warps_per_sm, apart=None):
     """Warp instructions per clock one SM can fetch and issue from a loop of this code size with
     this many resident warps (inf without a calibration: datasheets do not give the instruction
     caches). From `perfmodel calibrate`'s instruction-fetch microbenchmark (1-32 warps per SM;
     files from before it measured 4 and 16 only): linear in code size (held beyond the measured
-    range), then linear in log2(warps) between the measured warp counts (clamped)."""
+    range), then linear in log2(warps) between the measured warp counts (clamped).
+
+    calibrate's loop keeps the warps in step: the first warp's miss brings a line every other warp then
+    finds. `apart` (per config, broadcast; None or under 2: all in step): the warps run in that many
+    groups, each in step within itself and anywhere in the loop relative to the others, as the blocks
+    of a k-tile loop that share an SM; each group fetches its own lines. The in-step rate times the
+    device's measured ratio (compute.fetch_apart_ratio_by_loop_bytes_by_groups_by_warps, benchmarks/
+    lone_fetch.py --spread --groups: _apart_ratio), at most 1. On the H100, 8 warps an SM in 4 groups
+    issue 1.97-1.98 warp instructions a clock at 56-80 KB against 3.55 in step (a ratio of 0.55), every
+    warp apart 1.49 at 64 KB; 16 warps in 4 groups as in step. In step where the device has no table."""
     code = np.asarray(loop_code_bytes, dtype=float)
     w = np.asarray(warps_per_sm, dtype=float)
     tables = _fetch_tables(dev)
     if not tables:
         return np.full(np.broadcast(code, w).shape, np.inf)
+    rate = _table_rate(tables, code, w)
+    ratios = dev.compute.fetch_apart_ratio_by_loop_bytes_by_groups_by_warps
+    if ratios and apart is not None and np.any(np.asarray(apart) >= 2):
+        rate = rate * np.where(np.asarray(apart) >= 2, _apart_ratio(ratios, code, w, np.asarray(apart, dtype=float)), 1.0)
+    return rate
+
+
+def _apart_ratio(ratios, code, w, groups):
+    """The apart loop's rate over the in-step one (`_fetch_rate`): at each measured warp count, linear in
+    log2(groups) from 1 at one group (in step) through the measured group counts (held beyond the largest),
+    each linear in code size and 1 below the smallest size measured (inside the caches the two agree: within
+    4 % at 16-40 KB with four warps); then linear in log2(warps) between the measured warp counts (clamped);
+    never above 1 (with 16 warps the grouped loops come out above the in-step one, up to 1.41 times at 40 KB,
+    which the model does not take)."""
+    shape = np.broadcast(code, w, groups).shape
+    code, w, groups = (np.broadcast_to(x, shape) for x in (code, w, groups))
+    g = np.log2(np.clip(groups, 1.0, None))
+
+    def at(by_groups):  # one measured warp count: by log2(groups), from 1 at one group
+        gs = sorted(float(k) for k in by_groups)
+        curves = [np.ones(shape)] + [np.interp(code, *zip(*sorted((float(b), v) for b, v in by_groups[str(int(k))].items())),
+                                               left=1.0) for k in gs]
+        xs = [0.0] + [float(np.log2(k)) for k in gs]
+        out = curves[-1]
+        for k in range(len(xs) - 2, -1, -1):  # the segment of measured group counts that holds g
+            f = (g - xs[k]) / (xs[k + 1] - xs[k])
+            out = np.where(g < xs[k + 1], curves[k] + f * (curves[k + 1] - curves[k]), out)
+        return out
+
+    ws = sorted(float(k) for k in ratios)
+    xs = np.log2(ws)
+    per = [at(ratios[str(int(k))]) for k in ws]
+    x = np.clip(np.log2(np.maximum(w, 1.0)), xs[0], xs[-1])
+    out = per[0]
+    for k in range(len(ws) - 1):
+        f = (x - xs[k]) / (xs[k + 1] - xs[k])
+        out = np.where(x >= xs[k], per[k] + f * (per[k + 1] - per[k]), out)
+    return np.minimum(out, 1.0)
+
+
+def _table_rate(tables, code, w):
+    """A fetch table {warps per SM: {loop code bytes: rate}} at these code sizes and warps (`_fetch_rate`)."""
 
     def curve(table):
         pts = sorted((float(k), v) for k, v in table.items())

@@ -594,7 +594,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     stage_wait = T.block_stage_wait(lines_last, cyc_last[2], last_b, cyc_last[6] - exp_last)
     n_edge = np.where(r.uses_smem > 0, edge, 0.0)
     extra_full, extra_last = (_edge_extra(builds, n_edge, bb, warps, c_of(bb * warps), configs, device, t.mem_latency, loc.latency,
-                                          r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval)
+                                          r.ldg_returns, fig.register_banks, fetch_interval=fig.lone_fetch_interval,
+                                          fetch_rate=fig.fetch_rate if T.EDGE_FETCH else None)
                               for bb in (safe_b, last_b))
     return ComputeStage(cycles=cyc_full, cycles_tail=cyc_tail, exposed=exposed, exposed_tail=exposed_tail,
                         tile_args_full=args_full, tile_args_tail=args_tail, load_phase_share=np.broadcast_to(share, (n,)),
@@ -1144,7 +1145,7 @@ def load_queue(device, configs, r, warps, tile_bytes, port_bpc, kind, a_loaded) 
 
 
 def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs, device, mem_latency, local_latency,
-                returns, banks=0, fetch_interval=None) -> np.ndarray:
+                returns, banks=0, fetch_interval=None, fetch_rate=None) -> np.ndarray:
     """Cycles per k-tile the guarded edge body adds to an SM running b such blocks: the binary's edge
     loop and its k-tile loop, each replayed (model.schedule) with its global loads' latency in the
     order the binary issues them, and the difference kept. The interior loop issues a tile's loads
@@ -1154,7 +1155,13 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
     the interior pays one, plus the address arithmetic. Both replays use the same latency (the
     average global-load latency, terms.mem_latency), warps and FFMA rate, so nothing but the binary's
     order of instructions differs; 0 without both programs (no SASS), where no block is on an edge,
-    or where the edge loop is not slower. fetch_interval: as _simulated's, each loop at its own size."""
+    or where the edge loop is not slower. fetch_interval: as _simulated's, each loop at its own size.
+    fetch_rate (Figures.fetch_rate; None: no limit): neither loop is faster than the SM fetches it, its b
+    blocks' warp instructions a k-tile at the rate of a loop of its size (16 B an instruction) with b x
+    warps an SM. The k-tile loop's warps in step, as tile_cycles charges it; the edge loop's b blocks
+    apart, each block's warps in step (Figures.fetch_rate's apart = b). The edge body's loads wait one by
+    one behind its shared stores, and nothing keeps two blocks together through it (docs/model.md, "The
+    fetch of blocks apart")."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
@@ -1172,6 +1179,10 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
                                        fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
+        if fetch_rate is not None:  # each loop's fetch: its warp instructions a k-tile on the SM at the loop's rate
+            fetched = [bk_ * wk * len(p["cls"]) * per_tile / max(p["cls"].count("F"), 1)
+                       / float(fetch_rate(16.0 * len(p["cls"]), bk_ * wk, apart)) for p, apart in ((edge, bk_), (inner, None))]
+            cyc = [max(c, f) for c, f in zip(cyc, fetched)]
         out[k] = max(0.0, cyc[0] - cyc[1])
     return out
 

@@ -455,6 +455,12 @@ def one_element_queue(t_lat, t_smem, warps, steps):
     return np.where(np.isfinite(out) & (x > 0), np.maximum(out, np.maximum(t_lat, t_smem)), np.maximum(t_lat, t_smem))
 
 
+# the guarded edge body's loop charged its instruction fetch, its blocks apart (predict._edge_extra, Figures.fetch_rate's
+# apart), measured with benchmarks/lone_fetch.py --spread --groups on the H100 and scored on the H100 and H200 shape
+# runs (docs/model.md, "The fetch of blocks apart"); off, the edge loop is charged its replay alone
+EDGE_FETCH = True
+
+
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
                 scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0, queue_cycles=0.0):
