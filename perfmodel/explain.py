@@ -194,7 +194,8 @@ def _edge_text(p: Prediction) -> str:
                  f"do)")
     total_us = p.edge_cycles / (p.sm_clock_MHz * 1e6) * 1e6
     return (f"{last}, {total_us:,.2f} us of the {p.time_s * 1e6:,.2f} us in all (its loop and the k-tile loop replayed "
-            f"with their global loads' latency)")
+            f"with their global loads' latency, each no faster than the SM fetches it where a calibration measured the "
+            f"fetch: the edge loop's blocks apart, the k-tile loop's in step)")
 
 
 PROVENANCE = {"given": "the clock given", "calibration": "this GPU's calibration", "generation": "its SM generation's calibration",

@@ -12,7 +12,7 @@ from unittest import mock
 
 import numpy as np
 
-from perfmodel import analysis
+from perfmodel import analysis, explain
 from perfmodel.model import schedule, terms
 from perfmodel.model.figures import Figures
 
@@ -237,6 +237,9 @@ def test_the_edge_loops_fetch_on_a_ragged_run():
 
     before, after = errors(False), errors(True)
     moved = {k for k in after if abs(after[k] - before[k]) > 1e-9}
+    edge = next(r["_prediction"] for r in analysis.rows(run, fig, analysis.run_facts(run, RAGGED))
+                if (r["kernel"], r["config"], r["M"], r["K"]) in moved)
+    assert "the edge loop's blocks apart" in explain.render(edge)  # predict says what the edge term charges
     assert {k[0] for k in moved} == {"async_pipeline"} and len(moved) == 2
     assert all(before[k] > 25 and abs(after[k]) < 3 for k in moved)
     assert np.abs(list(after.values())).mean() < np.abs(list(before.values())).mean()
