@@ -28,6 +28,12 @@ SRC = Path(__file__).with_name("fetch") / "lone_fetch.cu"
 ROUNDS = 5
 
 
+def _fits(warps: int, group: int) -> bool:
+    """Whether a block of this many warps splits into groups of `group`: a whole number of them, and at most 15
+    groups where each needs a named barrier of its own (barrier 0 is the block's)."""
+    return warps % group == 0 and (group == 1 or warps // group <= 15)
+
+
 def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps: tuple[int, ...] = (1, 2),
             spread: bool = False, groups: tuple[int, ...] = (1,)) -> int:
     from perfmodel.measure.gpu import Gpu
@@ -64,7 +70,7 @@ def measure(out_path: Path, chains: tuple[int, ...], kbs: tuple[int, ...], warps
                 # the warps spread over the loop: group g of the warps starts g / groups of one in-step loop's clocks later
                 sfn = drv.module_from_buffer(cub).get_function("fetch_loop_spread")
                 stagger = np.int64(round(point["cycles_per_instr"] * body * wps))
-                for g in (g for g in groups if nw % g == 0 and nw // g <= 15):
+                for g in (g for g in groups if _fits(nw, g)):
                     per = []
                     for _ in range(ROUNDS):
                         sfn(out, cyc, np.int32(iters + 2), stagger, np.int32(g), block=(32 * nw, 1, 1), grid=(sms, 1))
@@ -168,4 +174,8 @@ if __name__ == "__main__":
         ap.error("--groups goes with --spread")
     if any(g < 1 for g in a.groups):
         ap.error(f"--groups: warps per group, at least 1, got {a.groups}")
+    bad = [f"{g} of {4 * w}" for w in a.warps for g in a.groups if not _fits(4 * w, g)]
+    if bad:
+        ap.error(f"--groups: a block of 4 x --warps warps must split into whole groups, at most 15 of more than one warp; "
+                 f"not {', '.join(bad)}")
     sys.exit(measure(a.out, a.chains, a.kb, a.warps, a.spread, a.groups))

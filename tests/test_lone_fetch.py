@@ -202,6 +202,22 @@ def test_warps_in_groups_apart_share_their_lines_within_each_group():
     assert out == Path(GROUPS.replace(".json", ".txt")).read_text()
 
 
+def test_groups_that_do_not_split_the_block_are_refused():
+    """lone_fetch.py --groups: a group size that does not split a block of 4 x --warps warps into whole groups, or
+    gives more than 15 barriers' worth, is refused before anything runs (one line, exit 2), naming each such pair;
+    every warp apart (1) needs no barrier, so 16 warps of it are kept."""
+    run = [sys.executable, "benchmarks/lone_fetch.py", "/nonexistent/out.json", "--spread"]
+    env = {**os.environ, "PYTHONPATH": "."}
+    bad = subprocess.run(run + ["--warps", "1,2", "--groups", "3,8"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].endswith("not 3 of 4, 8 of 4, 3 of 8")
+    sys.path.insert(0, "benchmarks")
+    try:
+        from lone_fetch import _fits
+    finally:
+        sys.path.remove("benchmarks")
+    assert _fits(16, 1) and _fits(16, 2) and _fits(8, 8) and not _fits(16, 3) and not _fits(32, 2)
+
+
 def test_the_fetch_of_groups_apart():
     """Figures.fetch_rate(code, warps, apart=groups): the in-step rate times the measured ratio, 1 at one group and
     below the sizes measured, never above the in-step rate, no limit without a calibration."""

@@ -407,21 +407,10 @@ def _apart_ratio(ratios, code, w, groups):
         gs = sorted(float(k) for k in by_groups)
         curves = [np.ones(shape)] + [np.interp(code, *zip(*sorted((float(b), v) for b, v in by_groups[str(int(k))].items())),
                                                left=1.0) for k in gs]
-        xs = [0.0] + [float(np.log2(k)) for k in gs]
-        out = curves[-1]
-        for k in range(len(xs) - 2, -1, -1):  # the segment of measured group counts that holds g
-            f = (g - xs[k]) / (xs[k + 1] - xs[k])
-            out = np.where(g < xs[k + 1], curves[k] + f * (curves[k + 1] - curves[k]), out)
-        return out
+        return _between([0.0] + [float(np.log2(k)) for k in gs], curves, g)
 
     ws = sorted(float(k) for k in ratios)
-    xs = np.log2(ws)
-    per = [at(ratios[str(int(k))]) for k in ws]
-    x = np.clip(np.log2(np.maximum(w, 1.0)), xs[0], xs[-1])
-    out = per[0]
-    for k in range(len(ws) - 1):
-        f = (x - xs[k]) / (xs[k + 1] - xs[k])
-        out = np.where(x >= xs[k], per[k] + f * (per[k + 1] - per[k]), out)
+    out = _between(np.log2(ws), [at(ratios[str(int(k))]) for k in ws], np.log2(np.maximum(w, 1.0)))
     return np.minimum(out, 1.0)
 
 
@@ -434,11 +423,16 @@ def _table_rate(tables, code, w):
 
     shape = np.broadcast(code, w).shape
     ws = sorted(tables)
-    xs = np.log2(ws)
-    curves = [np.broadcast_to(curve(tables[k]), shape) for k in ws]
-    x = np.broadcast_to(np.clip(np.log2(np.maximum(w, 1.0)), xs[0], xs[-1]), shape)
+    return _between(np.log2(ws), [np.broadcast_to(curve(tables[k]), shape) for k in ws],
+                    np.broadcast_to(np.log2(np.maximum(w, 1.0)), shape))
+
+
+def _between(xs, curves, x):
+    """Linear in x between curves[k] (arrays) at the ascending points xs[k], held beyond both ends: the
+    measured warp or group counts of the fetch tables (`_table_rate`, `_apart_ratio`)."""
+    x = np.clip(x, xs[0], xs[-1])
     out = curves[0]
-    for k in range(len(ws) - 1):  # the segment of measured warp counts that holds x
+    for k in range(len(xs) - 1):  # the segment that holds x
         f = (x - xs[k]) / (xs[k + 1] - xs[k])
         out = np.where(x >= xs[k], curves[k] + f * (curves[k + 1] - curves[k]), out)
     return out
