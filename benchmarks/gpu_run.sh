@@ -51,6 +51,9 @@
 #                                                       # dram_stream.py --flush dirty and clean (with --writeback: the
 #                                                       # device file's flush_writeback_us_by_MiB), reduce_after_write.py
 #                                                       # --marginal (--fit: the reduction floors) and dram_walk.py lone
+#   bash benchmarks/gpu_run.sh dram-inflight            # perfmodel calibrate (the day's DRAM pointer chase), then
+#                                                       # load_inflight.py --levels dram at strides of 37, 128 and 1 lines,
+#                                                       # then --dram-ratio of the three against that calibration
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -188,6 +191,14 @@ case "$what" in
     python3 benchmarks/dram_stream.py --writeback "$OUT/dram-stream-dirty.json" "$OUT/dram-stream-clean.json" | tail -1
     PYTHONPATH=. python3 benchmarks/reduce_after_write.py --fit "$OUT"/reduce_after_write*.json | grep -m 1 -A 7 reduction_floor
     tail -4 "$OUT/dram-walk-lone.log" ;;
+  dram-inflight)
+    python3 -m perfmodel calibrate --out "$OUT/calibration.toml" > "$OUT/calibrate.log" 2>&1; echo "calibrate rc $?"
+    for s in 37 128 1; do
+      python3 benchmarks/load_inflight.py "$OUT/load-inflight-dram-stride$s.json" --levels dram --dram-stride "$s" \
+        > "$OUT/load-inflight-dram-stride$s.log" 2>&1; echo "load_inflight --levels dram --dram-stride $s rc $?"
+    done
+    python3 -c "import sys, tomllib; print('pointer chase', tomllib.load(open(sys.argv[1], 'rb'))['measured']['dram_latency_cycles'])" "$OUT/calibration.toml"
+    python3 benchmarks/load_inflight.py --dram-ratio "$OUT/calibration.toml" "$OUT"/load-inflight-dram-stride*.json ;;
   *) echo "unknown run '$what'" >&2; exit 2 ;;
 esac
 new=$(comm -13 <(echo "$before") <(ls -d results/*/ 2>/dev/null | sort))
