@@ -204,7 +204,7 @@ def test_warps_in_groups_apart_share_their_lines_within_each_group():
 
 def test_groups_that_do_not_split_the_block_are_refused():
     """lone_fetch.py --groups: a group size that does not split a block of 4 x --warps warps into whole groups, or
-    gives more than 15 barriers' worth, is refused before anything runs (one line, exit 2), naming each such pair;
+    gives more than 15 barriers' worth, is refused before anything runs (argparse's error, exit 2), naming each pair;
     every warp apart (1) needs no barrier, so 16 warps of it are kept."""
     run = [sys.executable, "benchmarks/lone_fetch.py", "/nonexistent/out.json", "--spread"]
     env = {**os.environ, "PYTHONPATH": "."}
