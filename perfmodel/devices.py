@@ -17,6 +17,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
+def _nested_keys(table: dict):
+    """Every key of a table of tables, each level's before the tables under it."""
+    for k, v in table.items():
+        yield k
+        if isinstance(v, dict):
+            yield from _nested_keys(v)
+
+
 class Compute(_Strict):
     sm_count: PositiveInt
     fp32_lanes_per_sm: PositiveInt
@@ -45,15 +53,11 @@ class Compute(_Strict):
 
     @model_validator(mode="after")
     def _fetch_points(self) -> "Compute":
-        tables = {"fetch_rate_by_loop_bytes_by_warps": (self.fetch_rate_by_loop_bytes_by_warps, "warps per SM, then loop code bytes"),
-                  "fetch_apart_ratio_by_loop_bytes_by_groups_by_warps": (
-                      {f"{w}/{g}": t for w, by_g in (self.fetch_apart_ratio_by_loop_bytes_by_groups_by_warps or {}).items()
-                       for g, t in by_g.items()}, "warps per SM, then groups, then loop code bytes")}
-        for name, (table, keys) in tables.items():
-            for wg, t in (table or {}).items():
-                bad = [k for k in [*wg.split("/"), *t] if not k.isdigit() or int(k) <= 0]
-                if bad:
-                    raise ValueError(f"compute.{name}: key {bad[0]!r} is not a positive integer ({keys})")
+        for name, keys in (("fetch_rate_by_loop_bytes_by_warps", "warps per SM, then loop code bytes"),
+                           ("fetch_apart_ratio_by_loop_bytes_by_groups_by_warps", "warps per SM, then groups, then loop code bytes")):
+            bad = [k for k in _nested_keys(getattr(self, name) or {}) if not k.isdigit() or int(k) <= 0]
+            if bad:
+                raise ValueError(f"compute.{name}: key {bad[0]!r} is not a positive integer ({keys})")
         return self
 
 
