@@ -57,7 +57,13 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PERFMODEL_CACHE=${PERFMODEL_CACHE:-/tmp/perfmodel-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-what=${1:?"usage: gpu_run.sh validate SEED | variants SEED | quick | tune SEED [DEVICE] | overlap [DEVICE] [SIZE] | calibrate | gpu-tests [PATTERN] | split-k | bench CLASS [SECONDS] | shapes CLASS [SECONDS] | resume RUN [SECONDS] | tune-shapes CLASS K [SECONDS] [SAMPLE]"}
+if [ $# -lt 1 ]; then echo "usage: gpu_run.sh RUN [ARGS] with RUN one of validate, variants, quick, tune, overlap, calibrate, shapes, resume, tune-shapes, gpu-tests, split-k, bench, fleet, gpus, interrupt, fleet-repeat, alignment, tail-waves, ktile-depth, twins, space, sweep, choose, memory-checks, dram-inflight (their ARGS: the comments at the top of benchmarks/gpu_run.sh)" >&2; exit 2; fi
+what=$1
+# the project must import before anything runs on the GPU: name what is missing and stop (exit 2)
+if ! missing=$(python3 -c "import perfmodel.cli" 2>&1); then
+  echo "error: perfmodel does not import here ($(echo "$missing" | tail -1)); install the project's dependencies first" >&2
+  exit 2
+fi
 # the shipped device file of the local GPU
 local_device() {
   python3 -c "from perfmodel.measure.detect import match_shipped; from perfmodel.measure.gpu import Gpu; g = Gpu(); print(match_shipped(g.name, g.cc))"
