@@ -92,3 +92,24 @@ def test_bench_ranks_its_shapes_as_choose_does(monkeypatch, tmp_path):
     with pytest.raises(Ranked):  # a shape run keeps its own: the top 10 (SHAPE_SASS), over every tiled kernel
         validate.shape_plan(run_figures(run), select("all", False)[:1], tune_top=None)
     assert seen == [validate.SHAPE_SASS] and kernels_seen == [None]
+
+
+def test_the_h100_bench_run_of_the_current_model_replays_as_recorded():
+    """The H100 bench run measured with the model of 2026-12-06 (docs/measurement.md, "The H100 with the model of
+    2026-12-06"): replayed on the CPU with the run's own calibration and the loop programs archived beside the runs
+    (no compiler), every pick's prediction is the one the GPU machine recorded in bench.json, so the run's 21 picks
+    within 8 % and its picks' MAPE are today's model; the ratios against both peers are measurements."""
+    run_dir = RUN.parent / "20261206-042239-h100-sxm-bench-all"
+    run = load_run(run_dir)
+    b = bench_summary(rows(run, run_figures(run_dir), run_facts(run, run_dir)))
+    rec = json.loads((run_dir / "bench.json").read_text())
+    recorded = {d["shape"]: d for d in rec["shapes"]}
+    assert {d["shape"] for d in b["shapes"]} == set(recorded) and len(recorded) == 33
+    for d in b["shapes"]:
+        assert d["pick"] == recorded[d["shape"]]["pick"]
+        assert d["predicted_gflops"] == pytest.approx(recorded[d["shape"]]["predicted_gflops"], rel=1e-3), d["shape"]
+    assert b["overall"]["pick_within_8pct"] == rec["overall"]["pick_within_8pct"] == 21
+    assert b["overall"]["pick_mape_pct"] == pytest.approx(rec["overall"]["pick_mape_pct"], abs=0.05)
+    assert rec["overall"]["geomean_vs_cublas"] == pytest.approx(0.978, abs=0.0005)
+    # every pick the model missed by more than 8 % it predicted too fast
+    assert all(d["pick_error_pct"] > 8.0 for d in b["shapes"] if abs(d["pick_error_pct"]) > 8.0)
