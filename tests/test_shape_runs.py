@@ -337,3 +337,27 @@ def test_the_seed16_runs_out_of_sample(capsys):
     assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(9.23, abs=0.05)
     assert by["ragged"]["points"] == 96 and by["ragged"]["mape_pct"] == pytest.approx(9.39, abs=0.05)
     assert by["skinny_n"]["bias_pct"] > 3.0 and by["ragged"]["bias_pct"] > 3.0
+
+
+def test_the_seed17_runs_out_of_sample(capsys):
+    """The small and skinny-M classes measured the same way with seed 17 (docs/measurement.md, "Measured on
+    2026-12-06, out of sample"): within half a point of the ten shape runs' small 6.2 % and skinny_m 6.7 %, and the
+    model's top 3 the optimistic group there too."""
+    from pathlib import Path
+
+    from perfmodel.cli import main
+
+    root = Path(__file__).resolve().parent.parent / "results"
+    runs = [root / "20261206-071729-h100-sxm-shapes-small-seed17", root / "20261206-072157-h100-sxm-shapes-skinny-m-seed17"]
+    assert main(["accuracy", *map(str, runs), "--calibration", str(root / "reference-calibration-h100-sxm.toml"),
+                 "--by", "class,group", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    by = {(g["group"]["class"], g["group"]["group"]): g for g in out["by"]}
+    cls = {}
+    for (c, _), g in by.items():
+        cls.setdefault(c, []).append(g)
+    assert out["overall"]["points"] == 192 and set(cls) == {"small", "skinny_m"}
+    mape = {c: sum(g["mape_pct"] * g["points"] for g in gs) / sum(g["points"] for g in gs) for c, gs in cls.items()}
+    assert mape["small"] == pytest.approx(6.74, abs=0.05) and mape["skinny_m"] == pytest.approx(6.03, abs=0.05)
+    for c in cls:
+        assert by[(c, "top")]["bias_pct"] > max(by[(c, "ladder")]["bias_pct"], by[(c, "random")]["bias_pct"]) + 3.0
