@@ -318,20 +318,26 @@ def test_a_run_stopped_while_planning_goes_on_from_the_next_shape(stop_at, tmp_p
     assert not (run / "plan.partial.json").exists() and (run / "raw.json").exists()
 
 
-def test_the_seed16_runs_out_of_sample(capsys):
-    """The skinny-N and ragged classes measured on an H100 with random configurations no GPU had measured (seed 16;
-    docs/measurement.md, "Measured on 2026-12-06, out of sample"), replayed with the reference calibration and the
-    loop programs archived beside the runs: the model is further off there than on the ten shape runs it was
-    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes."""
+def _out_of_sample(capsys, names, by):
+    """`perfmodel accuracy` of the named runs under results/ with the reference H100 calibration and the loop
+    programs archived beside them, grouped by `by`, as its JSON."""
     from pathlib import Path
 
     from perfmodel.cli import main
 
     root = Path(__file__).resolve().parent.parent / "results"
-    runs = [root / "20261206-043932-h100-sxm-shapes-skinny-n-seed16", root / "20261206-044218-h100-sxm-shapes-ragged-seed16"]
-    assert main(["accuracy", *map(str, runs), "--calibration", str(root / "reference-calibration-h100-sxm.toml"),
-                 "--by", "class", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    assert main(["accuracy", *(str(root / n) for n in names), "--calibration",
+                 str(root / "reference-calibration-h100-sxm.toml"), "--by", by, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_seed16_runs_out_of_sample(capsys):
+    """The skinny-N and ragged classes measured on an H100 with random configurations no GPU had measured (seed 16;
+    docs/measurement.md, "Measured on 2026-12-06, out of sample"), replayed with the reference calibration and the
+    loop programs archived beside the runs: the model is further off there than on the ten shape runs it was
+    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes."""
+    out = _out_of_sample(capsys, ["20261206-043932-h100-sxm-shapes-skinny-n-seed16",
+                                  "20261206-044218-h100-sxm-shapes-ragged-seed16"], "class")
     by = {g["group"]["class"]: g for g in out["by"]}
     assert out["overall"]["points"] == 144 and set(by) == {"skinny_n", "ragged"}
     assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(9.23, abs=0.05)
@@ -343,15 +349,8 @@ def test_the_seed17_runs_out_of_sample(capsys):
     """The small and skinny-M classes measured the same way with seed 17 (docs/measurement.md, "Measured on
     2026-12-06, out of sample"): within half a point of the ten shape runs' small 6.2 % and skinny_m 6.7 %, and the
     model's top 3 the optimistic group there too."""
-    from pathlib import Path
-
-    from perfmodel.cli import main
-
-    root = Path(__file__).resolve().parent.parent / "results"
-    runs = [root / "20261206-071729-h100-sxm-shapes-small-seed17", root / "20261206-072157-h100-sxm-shapes-skinny-m-seed17"]
-    assert main(["accuracy", *map(str, runs), "--calibration", str(root / "reference-calibration-h100-sxm.toml"),
-                 "--by", "class,group", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = _out_of_sample(capsys, ["20261206-071729-h100-sxm-shapes-small-seed17",
+                                  "20261206-072157-h100-sxm-shapes-skinny-m-seed17"], "class,group")
     by = {(g["group"]["class"], g["group"]["group"]): g for g in out["by"]}
     cls = {}
     for (c, _), g in by.items():
@@ -366,15 +365,8 @@ def test_the_seed17_runs_out_of_sample(capsys):
 def test_the_seed17_large_and_small_k_runs_out_of_sample(capsys):
     """Large K and small K with seed 17 (docs/measurement.md, "Measured on 2026-12-06, out of sample"): large_k 5.8 %,
     small_k 7.7 %, within 1.1 points of the ten shape runs' 5.5 and 6.6 %, both biases within +-3 %."""
-    from pathlib import Path
-
-    from perfmodel.cli import main
-
-    root = Path(__file__).resolve().parent.parent / "results"
-    runs = [root / "20261206-073559-h100-sxm-shapes-large-k-seed17", root / "20261206-073912-h100-sxm-shapes-small-k-seed17"]
-    assert main(["accuracy", *map(str, runs), "--calibration", str(root / "reference-calibration-h100-sxm.toml"),
-                 "--by", "class", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = _out_of_sample(capsys, ["20261206-073559-h100-sxm-shapes-large-k-seed17",
+                                  "20261206-073912-h100-sxm-shapes-small-k-seed17"], "class")
     by = {g["group"]["class"]: g for g in out["by"]}
     assert out["overall"]["points"] == 144 and set(by) == {"large_k", "small_k"}
     assert by["large_k"]["mape_pct"] == pytest.approx(5.79, abs=0.05) and by["small_k"]["mape_pct"] == pytest.approx(7.66, abs=0.05)
@@ -384,15 +376,7 @@ def test_the_seed17_large_and_small_k_runs_out_of_sample(capsys):
 def test_the_seed17_square_run_out_of_sample(capsys):
     """The square shapes with seed 17 (docs/measurement.md, "Measured on 2026-12-06, out of sample"): 5.7 %, bias
     -2.2 %, against 5.0 % (-2.3 %) in the ten shape runs; its random configurations the slow group (-5.1 %)."""
-    from pathlib import Path
-
-    from perfmodel.cli import main
-
-    root = Path(__file__).resolve().parent.parent / "results"
-    run = root / "20261206-075133-h100-sxm-shapes-square-seed17"
-    assert main(["accuracy", str(run), "--calibration", str(root / "reference-calibration-h100-sxm.toml"),
-                 "--by", "group", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = _out_of_sample(capsys, ["20261206-075133-h100-sxm-shapes-square-seed17"], "group")
     by = {g["group"]["group"]: g for g in out["by"]}
     assert out["overall"]["points"] == 96 and set(by) == {"ladder", "top", "random"}
     assert out["overall"]["mape_pct"] == pytest.approx(5.72, abs=0.05)
