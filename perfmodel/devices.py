@@ -35,6 +35,10 @@ class Compute(_Strict):
     # banks of a scheduler's register file, each supplying one warp-wide 32-bit operand per clock
     # (model.schedule's register-bank term); None where the generation's banks are not modelled
     register_banks: Optional[PositiveInt] = None
+    # load/store units of the SM (all its partitions): a warp's memory instruction (LDS, STS, LDG, LDL, STL)
+    # holds the L1TEX pipe at least 32 / these clocks, whatever its wavefronts (model.schedule.lsu_pipe_clocks).
+    # None where the generation's count is not given: one clock, as a wavefront
+    ldst_units_per_sm: Optional[PositiveInt] = None
     # warp instructions one SM issues a clock from a straight-line FFMA loop of this many code bytes, by
     # warps per SM (calibrate's issue_rate_by_loop_bytes_by_warps units), at the loop sizes between
     # calibrate's points where the instruction caches stop holding the loop (benchmarks/lone_fetch.py):
@@ -285,6 +289,7 @@ class DeviceSpec(_Strict):
 # and L1, their latencies and the FFMA latency, and the compute-capability limits. A device file names
 # its generation and gives the rest (SMs, clocks, DRAM, L2); its own values win where it repeats one.
 GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "issue_per_scheduler_per_clock", "register_banks",
+                               "ldst_units_per_sm",
                                "fetch_rate_by_loop_bytes_by_warps", "fetch_apart_ratio_by_loop_bytes_by_groups_by_warps",
                                "refill_warps_per_sm"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",

@@ -22,9 +22,10 @@ FILE = ROOT / "published" / "sgemm.toml"
 # the catalogue kernel's; 23.2 % once a one-element kernel's warps queued at the L1 between their waits; 34.5 %
 # over 42 points once a Tesla T4's six (czhao-dev/cuda-matmul-optimizer: coalesced and smem_tiled at 256-4096, the
 # first Turing points) entered by the file's rule, predicted +76 to +126 %; 34.6 % once the store phases counted
-# only the elements inside C (six A100 points of 1-8 rows a little faster). The goal is 12 %. This guards against
-# getting worse while it is not met.
-MAPE_CEILING_PCT = 35.0
+# only the elements inside C (six A100 points of 1-8 rows a little faster); 28.8 % once a warp's memory instruction
+# held the pipe two clocks on Turing's 16 load/store units (the T4's six +34 to +106 %). The goal is 12 %. This
+# guards against getting worse while it is not met.
+MAPE_CEILING_PCT = 30.0
 
 
 def test_the_file_meets_its_inclusion_rule():
@@ -171,3 +172,15 @@ def test_a_source_loop_that_steps_k_keeps_the_catalogue_facts():
     rolled = pt.model_copy(update={"binary": pt.binary.model_copy(update=dict(loop_ffma=64, registers=96))})
     kept = published.source_build(cat, rolled)
     assert kept.registers == cat.registers and "rolls its k-tile loop (64 FFMAs a pass, 512 a k-tile)" in kept.registers_source
+
+
+def test_turings_load_store_units_take_the_t4_points_down(scored):
+    # the T4's coalesced and smem_tiled points (one-wavefront 4-byte loads: broadcasts and 16 contiguous words)
+    # measured 451-683 GFLOPS, predicted 781-1,430 (+76 to +126 %) while a load took one clock of the pipe; at two
+    # clocks on Turing's 16 load/store units (model.schedule.lsu_pipe_clocks) +34 to +106 %, every point slower
+    # than before and still above its measurement (docs/model.md, "Turing's load/store units")
+    rows, _ = scored
+    t4 = [r for r in rows if r.device == "t4"]
+    assert len(t4) == 6
+    assert all(30 < r.error_pct < 110 for r in t4), [(r.kernel, r.M, r.error_pct) for r in t4]
+    assert sum(r.error_pct for r in t4) / 6 < 65

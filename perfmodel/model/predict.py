@@ -17,7 +17,7 @@ from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
-from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, global_load_waits, load_use_window
+from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, global_load_waits, load_use_window, lsu_pipe_clocks
 from .smem_banks import smem_counts, smem_counts_many
 
 REASONS = {
@@ -77,6 +77,19 @@ def _structure(cfg: KernelConfig) -> tuple:
     return (thr, cfg.bm, cfg.bn, bk, ffma, lds_i, lds_w + sts_w + l1_w, sts_i, ldg, cfg.barriers_per_tile,
             cfg.buffers, float(s.uses_smem), (lds_i / max(warps, 1)) / bk, lds_w / max(lds_i, 1e-9) if lds_i else 1.0,
             ldg_returns(cfg))
+
+
+def _pipe_clocks(cfg: KernelConfig, lsu: float) -> float:
+    """A block's shared loads' and stores' clocks of the L1TEX pipe per k-tile where a warp's memory instruction
+    holds it at least `lsu` clocks (schedule.lsu_pipe_clocks): each instruction the larger of its wavefronts
+    and lsu (smem_counts' wavefronts per instruction of each kind); cp.async's shared writes are its LDGSTS
+    (counted with the global loads), so their wavefronts stand alone."""
+    if not cfg.spec.uses_smem:
+        return 0.0
+    lds_i, lds_w, sts_i, sts_w = smem_counts(cfg)
+    if cfg.spec.staging == "async":
+        return max(lds_w, lsu * lds_i) + sts_w
+    return max(lds_w, lsu * lds_i) + max(sts_w, lsu * sts_i)
 
 
 def ffma_per_thread_per_tile(cfg: KernelConfig) -> float:
@@ -144,6 +157,9 @@ def resources(device, configs: Sequence[KernelConfig], builds: Sequence[BuildFac
     smem_counts_many(configs)  # one vectorised bank-conflict simulation for all new configs
     st = np.array([_structure(c) for c in configs], dtype=float).reshape(n, -1).T
     thr, bm, bn, bk, ffma_t, lds_i, smem_w, sts_i, ldg_t, bars, bufs, uses_smem, lds_per_step, wf_per_lds, returns = st
+    lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)
+    if lsu > 1.0:  # each shared load and store holds the pipe at least lsu clocks (schedule.lsu_pipe_clocks)
+        smem_w = np.array([_pipe_clocks(c, lsu) for c in configs], dtype=float)
     smem = np.array([c.smem_bytes for c in configs], dtype=float)
     local = np.array([float(b.local_bytes) for b in builds])
     known = np.array([b.registers is not None for b in builds], dtype=bool)
@@ -378,7 +394,9 @@ def local_stage(device, r: ResourceStage, o: OccupancyStage, builds: Sequence[Bu
     live = np.minimum(np.asarray(blocks, float), sms * np.maximum(b, 1))  # blocks running at once, all SMs
     in_l1 = local * thr * resident <= l1_data_bytes(device, r.smem_bytes, b)
     l2_share = np.clip(mem.l2_bytes / np.maximum(local * thr * live, 1.0), 0.0, 1.0)
-    ldg_w = np.where(r.uses_smem > 0, tile_bytes / T.WAVEFRONT_BYTES + r.ldg_returns * thr / 32, 0.0)  # + the lines beyond the widths
+    lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)  # a warp's load holds the pipe at least lsu clocks
+    ldg_w = np.where(r.uses_smem > 0, np.maximum(tile_bytes / T.WAVEFRONT_BYTES, lsu * r.ldg_per_thread * thr / 32 if lsu > 1.0 else 0.0)
+                     + r.ldg_returns * thr / 32, 0.0)  # + the lines beyond the widths
     lat = device.latency
     beyond = l2_share * lat.l2_latency_cycles + (1.0 - l2_share) * lat.dram_latency_cycles
     return LocalStage(bytes_tile=local_tile, level=np.where(in_l1, 1.0, -(1.0 - l2_share)),
@@ -989,6 +1007,7 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
     problem count: a problem narrower than a block (M < bm or N < bn) leaves lanes and whole warps idle,
     and the idle ones skip the loop."""
     rate = l1_line_rate(device)
+    lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)
     n = len(configs)
     Ms, Ns, Ks = (np.broadcast_to(np.asarray(x), (n,)) for x in (M, N, K))
     w = np.array(r.smem_wavefronts_block, dtype=float, copy=True)  # the smem-less kernels' are 0 (_structure)
@@ -999,7 +1018,8 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
         rows, active = warp_load_rows(c, int(Ms[j]), int(Ns[j]))
         banks, lines = _rows_banks_lines(rows, int(Ks[j]))
         all_lines[j], all_banks[j] = lines + 1.0, banks + 1.0  # + the B line: one wavefront
-        w[j] = (c.threads / 32) * active * max(all_banks[j], all_lines[j] / rate)
+        pipe = max(banks, lsu) + max(1.0, lsu)  # each of the two loads at least lsu clocks (schedule.lsu_pipe_clocks)
+        w[j] = (c.threads / 32) * active * max(pipe, all_lines[j] / rate)
     return replace(r, smem_wavefronts_block=w, l1_lines=all_lines, l1_bank_wavefronts=all_banks)
 
 
@@ -1117,6 +1137,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
+                                         lsu_pipe=lsu_pipe_clocks(device.compute.ldst_units_per_sm),
                                          fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
                                          global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]))
     return out
@@ -1178,6 +1199,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
+                                       lsu_pipe=lsu_pipe_clocks(device.compute.ldst_units_per_sm),
                                        fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
         if fetch_rate is not None:  # each loop's fetch: its warp instructions a k-tile on the SM at the loop's rate
             fetched = [bk_ * wk * len(p["cls"]) * per_tile / max(p["cls"].count("F"), 1)

@@ -80,7 +80,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
              ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0,
-             fetch_interval: float = 0.0, in_step: bool = False) -> float:
+             fetch_interval: float = 0.0, in_step: bool = False, lsu_pipe: float = 1.0) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
@@ -94,7 +94,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     in step, as one warp that issues each instruction once for each of them (its issue, FFMA pipe, register
     reads and pipe wavefronts times W), so that every wait of one is a wait of all; not the model's rule
     (benchmarks/lds_waits.py --replay; docs/model.md, "Where the model misses": split_k 64 x 256 with bk = 16
-    on the H200)."""
+    on the H200). lsu_pipe: the fewest clocks a memory instruction holds the pipe (lsu_pipe_clocks; 1: a
+    wavefront's)."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -113,6 +114,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     wf = [lock * (lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
                   (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0)
           for i, k in enumerate(cls)]
+    if lsu_pipe > 1.0:  # a warp's memory instruction takes 32 / load-store units clocks however few its wavefronts
+        wf = [max(x, lock * lsu_pipe) if k in "STGLK" else x for x, k in zip(wf, cls)]
     returns = lock * returns
     lat = [smem_latency if k == "S" else local_latency if k == "L" else fixed_latency for k in cls]
     rd = program.get("reads") if banks else None
@@ -301,16 +304,32 @@ def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
     return max(1.0, 32.0 / max(float(fp32_lanes_per_sm) / max(float(schedulers), 1.0), 1e-9))
 
 
+def lsu_pipe_clocks(ldst_units_per_sm) -> float:
+    """Clocks a warp's memory instruction (LDS, STS, LDG, LDL, STL) holds the SM's L1TEX pipe at the least:
+    32 threads / the SM's load/store units, never under 1; 1 where the generation does not give them. Volta,
+    GA100 and Hopper have 32 (8 a processing block): one clock, the same as the one wavefront the pipe serves
+    a clock, so nothing changes there. Turing has 16 (Cornell Virtual Workshop, devices/generations/sm_75.toml):
+    a warp's instruction passes them twice, so a 4-byte shared load that one wavefront serves (a broadcast,
+    or 32 words in 32 banks) still takes two clocks of the pipe, while a 16-byte one (four wavefronts) is
+    bound by the banks as before: the SM reads shared memory at 64 B a clock with 4-byte loads and 128 B
+    with 16-byte ones."""
+    if not ldst_units_per_sm:
+        return 1.0
+    return max(1.0, 32.0 / float(ldst_units_per_sm))
+
+
 def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps: float, warps_per_block: float,
                             schedulers: int, c_ffma: float, smem_latency: float, local_latency: float,
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
                             global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
-                            ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_interval: float = 0.0) -> float:
+                            ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_interval: float = 0.0,
+                            lsu_pipe: float = 1.0) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
     generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
     the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns);
-    fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate)."""
+    fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate);
+    lsu_pipe: lsu_pipe_clocks."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     # the SM's pipe serves every resident warp's wavefronts; the busiest scheduler holds W of them, so a
@@ -322,5 +341,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
-            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4))
+            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), False, float(lsu_pipe))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
