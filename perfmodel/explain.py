@@ -49,10 +49,13 @@ def render(p: Prediction) -> str:
                  f"each line this kernel reads in evicts one; memory.flush_writeback_us_by_MiB, counted in the dram term as "
                  f"bus time beyond what the grid's own reads leave free)")
     if p.l1_lines_per_warp_step is not None:
-        lines, banks, rate = p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate
+        lines, banks, rate, lsu = p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate, p.lsu_pipe_clocks
+        pipe = max(banks - 1.0, lsu) + max(1.0, lsu)  # A's load and B's, each at least lsu clocks (predict.l1_lines_stage)
+        held = (f", each of its two loads holding the pipe at least {lsu:.0f} clocks (the SM's load/store units): {pipe:.0f}"
+                if lsu > 1 else "")
         L.append(f"  (L1, per warp and k step: {lines:.0f} distinct lines at {rate:.1f} a clock [{p.l1_line_rate_source}] "
-                 f"= {lines / rate:.1f} cycles, {banks:.0f} data wavefronts from the banks: the larger, "
-                 f"{max(banks, lines / rate):.1f}, is what smem counts)")
+                 f"= {lines / rate:.1f} cycles, {banks:.0f} data wavefronts from the banks{held}: the larger, "
+                 f"{max(pipe, lines / rate):.1f}, is what smem counts)")
     if p.ldg_returns_per_warp_tile:
         L.append(f"  (L1 data stage: a warp's global load of the tile touches {p.ldg_lines_per_load:.1f} lines on average, one "
                  f"wavefront each; beyond the loads' width that is {p.ldg_returns_per_warp_tile:.0f} wavefronts per warp and k-tile, "
@@ -89,6 +92,8 @@ def render(p: Prediction) -> str:
         L.append(f"  (compute = {p.scheduled_compute_cycles:,.0f} cycles: the binary's k-tile loop replayed on one warp scheduler "
                  f"with {o.warps_per_sm} warps/SM: issue order, FFMA rate"
                  + (f", each FFMA holding the 16-lane FP32 pipe {p.ffma_pipe_clocks:.0f} clocks" if p.ffma_pipe_clocks > 1 else "")
+                 + (f", each memory instruction holding the shared pipe at least {p.lsu_pipe_clocks:.0f} clocks"
+                    if p.lsu_pipe_clocks > 1 else "")
                  + (f", operand reads from {p.register_banks} register banks" if p.register_banks else "")
                  + ", fragment-load latency, shared pipe and barrier)")
         if p.register_bank_floor_cycles is not None:

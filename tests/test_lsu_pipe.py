@@ -46,3 +46,14 @@ def test_the_replay_holds_the_pipe_per_instruction(lds_wavefronts, ratio):
     p = dict(id="t-lsu-SF", cls="SF", wide=[1, 0], deps=[[], [0]])
     one, two = (simulate(p, 8, 8, 1.0, 22, 32, 4, lds_wavefronts, 1.0, 4.0, lsu_pipe=x) for x in (1.0, 2.0))
     assert two == pytest.approx(ratio * one)
+
+
+def test_predict_says_what_the_units_charge():
+    # the one-element kernels' L1 line and the replayed loop's description name the two clocks on Turing, not on Hopper
+    from perfmodel.explain import render as explain
+
+    t4 = predict(load_device("t4"), KernelConfig.make("coalesced", bm=16, bn=16), 4096, registers=52)
+    assert t4.lsu_pipe_clocks == 2.0 and "holding the pipe at least 2 clocks" in explain(t4)
+    assert "4.0, is what smem counts" in explain(t4)  # A's two banked wavefronts and B's one, each at least 2 clocks
+    h100 = predict(load_device("h100-sxm"), KernelConfig.make("coalesced", bm=16, bn=16), 4096, registers=52)
+    assert h100.lsu_pipe_clocks == 1.0 and "load/store units" not in explain(h100)

@@ -1302,6 +1302,7 @@ class Prediction(_M):
     ffma_issue_cycles: float
     register_banks: int = 0  # the register banks the simulated compute phase charged reads to (0: none)
     ffma_pipe_clocks: float = 1.0  # clocks a warp FFMA holds its scheduler's FP32 pipe (2 on Volta, Turing, GA100)
+    lsu_pipe_clocks: float = 1.0  # the fewest clocks a warp's memory instruction holds the L1TEX pipe (2 on Turing: schedule.lsu_pipe_clocks)
     prefetch: str
     peak_GFLOPS: float
     resources: Resources
@@ -1461,6 +1462,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         device=device.name, kernel=config.kernel, config=config.params(), M=_dim(bt, k, 0), N=_dim(bt, k, 1),
         K=_dim(bt, k, 2), sm_clock_MHz=clock, peak_GFLOPS=peak, figures=fig.label, register_banks=fig.register_banks,
         ffma_pipe_clocks=fp32_pipe_clocks(fig.effective.compute.fp32_lanes_per_sm, fig.effective.compute.warp_schedulers_per_sm),
+        lsu_pipe_clocks=lsu_pipe_clocks(fig.effective.compute.ldst_units_per_sm),
         ffma_issue_cycles=float(c.c_ffma[k]),
         prefetch=("none (single buffer)" if config.buffers == 1 else
                   ("yes" if prefetch is None or prefetch >= 1 else
