@@ -306,13 +306,13 @@ def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
 
 def lsu_pipe_clocks(ldst_units_per_sm) -> float:
     """Clocks a warp's memory instruction (LDS, STS, LDG, LDL, STL) holds the SM's L1TEX pipe at the least:
-    32 threads / the SM's load/store units, never under 1; 1 where the generation does not give them. Volta,
-    GA100 and Hopper have 32 (8 a processing block): one clock, the same as the one wavefront the pipe serves
-    a clock, so nothing changes there. Turing has 16 (Cornell Virtual Workshop, devices/generations/sm_75.toml):
-    a warp's instruction passes them twice, so a 4-byte shared load that one wavefront serves (a broadcast,
-    or 32 words in 32 banks) still takes two clocks of the pipe, while a 16-byte one (four wavefronts) is
-    bound by the banks as before: the SM reads shared memory at 64 B a clock with 4-byte loads and 128 B
-    with 16-byte ones."""
+    32 threads / the SM's load/store units, never under 1; 1 where the generation file does not give them (here
+    all but Volta's and Turing's). Volta has 32 (8 a processing block): one clock, the same as the one
+    wavefront the pipe serves a clock, so nothing changes there. Turing has 16 (Cornell Virtual Workshop,
+    devices/generations/sm_75.toml): a warp's instruction passes them twice, so a 4-byte shared load that one
+    wavefront serves (a broadcast, or 32 words in 32 banks) still takes two clocks of the pipe, while a 16-byte
+    one (four wavefronts) is bound by the banks as before: by this rule the SM reads shared memory at 64 B a
+    clock with 4-byte loads and 128 B with 16-byte ones."""
     if not ldst_units_per_sm:
         return 1.0
     return max(1.0, 32.0 / float(ldst_units_per_sm))
