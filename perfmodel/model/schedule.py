@@ -237,7 +237,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
 
 @lru_cache(maxsize=65536)
 def _cached(program_id: str, args: tuple) -> float:
-    return simulate(_PROGRAMS[program_id], *args)
+    *positional, lsu_pipe = args  # simulate's arguments up to fetch_interval, then lsu_pipe (a keyword: in_step stays free)
+    return simulate(_PROGRAMS[program_id], *positional, lsu_pipe=lsu_pipe)
 
 
 _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
@@ -341,5 +342,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
-            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), False, float(lsu_pipe))
+            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
