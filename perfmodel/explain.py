@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .model import Prediction
-from .model.predict import SCATTERED_STORE_RATIO
+from .model.predict import SCATTERED_STORE_RATIO, one_element_pipe_clocks
 from .model.terms import one_wave
 from .model import uncertainty as U
 
@@ -50,7 +50,7 @@ def render(p: Prediction) -> str:
                  f"bus time beyond what the grid's own reads leave free)")
     if p.l1_lines_per_warp_step is not None:
         lines, banks, rate, lsu = p.l1_lines_per_warp_step, p.l1_bank_wavefronts_per_warp_step, p.l1_line_rate, p.lsu_pipe_clocks
-        pipe = max(banks - 1.0, lsu) + max(1.0, lsu)  # A's load and B's, each at least lsu clocks (predict.l1_lines_stage)
+        pipe = one_element_pipe_clocks(banks - 1.0, lsu)  # banks counts B's line too
         held = (f", each of its two loads holding the pipe at least {lsu:.0f} clocks (the SM's load/store units): {pipe:.0f}"
                 if lsu > 1 else "")
         L.append(f"  (L1, per warp and k step: {lines:.0f} distinct lines at {rate:.1f} a clock [{p.l1_line_rate_source}] "

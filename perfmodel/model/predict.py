@@ -997,6 +997,12 @@ def warp_load_rows(c: KernelConfig, M: int, N: int) -> tuple[int, float]:
     return rows, float(active)
 
 
+def one_element_pipe_clocks(a_wavefronts: float, lsu: float) -> float:
+    """Clocks of the L1TEX pipe a one-element kernel's warp takes a k step for its two loads: A's (its banks'
+    wavefronts) and B's line (one), each at least `lsu` clocks (schedule.lsu_pipe_clocks)."""
+    return max(a_wavefronts, lsu) + max(1.0, lsu)
+
+
 def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: ResourceStage, M, N, K) -> ResourceStage:
     """The L1 cost of the smem-less kernels' global loads for this problem. A warp's load that hits in L1
     takes as many data wavefronts as the most words it reads from one bank, and the L1 looks up
@@ -1018,8 +1024,7 @@ def l1_lines_stage(device: DeviceSpec, configs: Sequence[KernelConfig], r: Resou
         rows, active = warp_load_rows(c, int(Ms[j]), int(Ns[j]))
         banks, lines = _rows_banks_lines(rows, int(Ks[j]))
         all_lines[j], all_banks[j] = lines + 1.0, banks + 1.0  # + the B line: one wavefront
-        pipe = max(banks, lsu) + max(1.0, lsu)  # each of the two loads at least lsu clocks (schedule.lsu_pipe_clocks)
-        w[j] = (c.threads / 32) * active * max(pipe, all_lines[j] / rate)
+        w[j] = (c.threads / 32) * active * max(one_element_pipe_clocks(banks, lsu), all_lines[j] / rate)
     return replace(r, smem_wavefronts_block=w, l1_lines=all_lines, l1_bank_wavefronts=all_banks)
 
 
@@ -1129,6 +1134,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
+    lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)
     out = np.full(len(configs), np.nan)
     for k in np.flatnonzero(i.has_program):
         li, lw, si, sw = smem_counts(configs[k])
@@ -1137,8 +1143,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
                                          lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                         lsu_pipe=lsu_pipe_clocks(device.compute.ldst_units_per_sm),
-                                         fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
+                                         lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
                                          global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]))
     return out
 
@@ -1186,6 +1191,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
+    lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)
     out = np.zeros(len(configs))
     for k in np.flatnonzero(np.asarray(n_edge) > 0):
         edge, inner = builds[k].edge_program, builds[k].program
@@ -1199,8 +1205,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
                 lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
         cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                       lsu_pipe=lsu_pipe_clocks(device.compute.ldst_units_per_sm),
-                                       fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
+                                       lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
         if fetch_rate is not None:  # each loop's fetch: its warp instructions a k-tile on the SM at the loop's rate
             fetched = [bk_ * wk * len(p["cls"]) * per_tile / max(p["cls"].count("F"), 1)
                        / float(fetch_rate(16.0 * len(p["cls"]), bk_ * wk, apart)) for p, apart in ((edge, bk_), (inner, None))]
