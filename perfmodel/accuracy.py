@@ -122,15 +122,16 @@ def point_record(run: str, r: dict) -> dict:
             **{k: (float(r[k]) if k in r else None) for k in ("q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")}}
 
 
-def parse_group_keys(text: str) -> tuple[str, ...]:
-    """`--by kernel,regime` -> ("kernel", "regime"); a key GROUP_KEYS lacks, or none, is a UserError."""
+def parse_group_keys(text: str, allowed: tuple[str, ...] = GROUP_KEYS) -> tuple[str, ...]:
+    """`--by kernel,regime` -> ("kernel", "regime"); a key `allowed` lacks (GROUP_KEYS for recorded runs,
+    published.GROUP_KEYS for the published points), or none, is a UserError."""
     keys = tuple(k.strip() for k in text.split(",") if k.strip())
-    bad = [k for k in keys if k not in GROUP_KEYS]
+    bad = [k for k in keys if k not in allowed]
     if not keys or bad:
         raise UserError(f"--by {text!r}: {'no key given' if not keys else 'unknown key ' + repr(bad[0])}; "
-                        f"allowed: {', '.join(GROUP_KEYS)} (comma-separated)")
+                        f"allowed: {', '.join(allowed)} (comma-separated)")
     if len(set(keys)) != len(keys):
-        raise UserError(f"--by {text!r} names a key twice; allowed: {', '.join(GROUP_KEYS)} (comma-separated)")
+        raise UserError(f"--by {text!r} names a key twice; allowed: {', '.join(allowed)} (comma-separated)")
     return keys
 
 
@@ -166,13 +167,14 @@ def check_points_path(path: Path) -> Path:
     return path
 
 
-def write_points(path: Path, points: list[dict]) -> None:
-    """Every scored point as CSV (POINT_FIELDS), to a new file only: results are never overwritten."""
+def write_points(path: Path, points: list[dict], fields: tuple[str, ...] = POINT_FIELDS) -> None:
+    """Every scored point as CSV (`fields`: POINT_FIELDS for recorded runs, published.POINT_FIELDS for the
+    published points), to a new file only: results are never overwritten."""
     import csv
 
     path = check_points_path(path)
     with open(path, "x", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=POINT_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(points)
 

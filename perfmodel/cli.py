@@ -131,9 +131,10 @@ def _check(a) -> None:
     if a.cmd == "report" and a.figures in ("datasheet", "generation") and a.calibration:
         raise UserError(f"--calibration has no effect with --figures {a.figures} (only measured figures use a calibration)")
     if a.cmd == "accuracy" and (a.by or a.points):
-        for opt, val in (("--published", a.published is not None), ("--intervals", a.intervals), ("--model-spread", a.model_spread)):
+        for opt, val in (("--intervals", a.intervals), ("--model-spread", a.model_spread)):
             if val:
-                raise UserError(f"--by and --points break down the points of recorded runs; {opt} cannot apply")
+                raise UserError(f"--by and --points break down the scored points (of recorded runs, or with --published the "
+                                f"published ones); {opt} cannot apply")
     if a.cmd == "accuracy" and a.intervals and (a.published is not None or a.figures is not None):
         raise UserError("--intervals scores every figure source and the published points itself; it takes no --published or --figures")
     if a.cmd == "accuracy" and a.published is not None:
@@ -361,10 +362,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
                          "measured, generation and datasheet figures, and the published points")
     ac.add_argument("--by", metavar="KEYS", help="also break the scored points down by these comma-separated keys "
-                    "(kernel, bound, regime, class, run, group, shape, waves, registers): points, MAPE, bias and share of the summed "
-                    "absolute error per group, largest share first")
+                    "(kernel, bound, regime, class, run, group, shape, waves, registers; with --published: source, device, "
+                    "generation, kernel, bound, registers): points, MAPE, bias and share of the summed absolute error per group, "
+                    "largest share first")
     ac.add_argument("--points", metavar="FILE", help="write every scored point (run, kernel, configuration, shape, measured "
-                    "and predicted GFLOPS, error, bound, regime, waves, registers, local frame, interval) to FILE as CSV (a new file)")
+                    "and predicted GFLOPS, error, bound, regime, waves, registers, local frame, interval; with --published: "
+                    "source, device, generation, row, kernel, tile, size, measured and predicted GFLOPS, error, bound, figures, "
+                    "registers and where they come from, blocks per SM, interval) to FILE as CSV (a new file)")
     ac.add_argument("--model-spread", metavar="FILE", help="write the model's residual quantiles per bound over the scored "
                     "points to FILE (a new file; perfmodel/model/model_spread.toml is written so, from the runs it lists, and "
                     "datasheet_spread.toml from the same runs with --figures datasheet); with --published, the published points' residual quantiles, every bound pooled "

@@ -5,7 +5,7 @@ the kernel's binary for the GPU's architecture (facts.for_config: the local nvcc
 compiler wheels; no GPU). No GPU needed."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Optional
 
@@ -147,6 +147,12 @@ class Scored:
     q25_gflops: float = 0.0
     q75_gflops: float = 0.0
     q95_gflops: float = 0.0
+
+
+# `perfmodel accuracy --published --points FILE` writes these fields of every scored point; `--by` groups by
+# these keys (registers in the bands of accuracy.REGISTER_BANDS)
+POINT_FIELDS = tuple(f.name for f in fields(Scored))
+GROUP_KEYS = ("source", "device", "generation", "kernel", "bound", "registers")
 
 
 def score(path: Path | str | None = None, figures: str = "auto", progress=None,

@@ -138,7 +138,9 @@ CASES = [
     ("accuracy", ["accuracy", str(RUN), "--by", "bound,bound"], "names a key twice"),
     ("accuracy", ["accuracy", str(RUN), "--points", "{file}"], "--points writes a new file only"),
     ("accuracy", ["accuracy", str(RUN), "--points", "{tmp}/no/such/p.csv"], "does not exist"),
-    ("accuracy", ["accuracy", "--published", "--by", "kernel"], "--published cannot apply"),
+    ("accuracy", ["accuracy", "--published", "--by", "kernel,run"], "unknown key 'run'; allowed: source, device, generation"),
+    ("accuracy", ["accuracy", "--published", "--points", "{file}"], "--points writes a new file only"),
+    ("accuracy", ["accuracy", "--published", "--model-spread", "{tmp}/s.toml", "--by", "kernel"], "--model-spread cannot apply"),
     ("accuracy", ["accuracy", "--intervals", "--points", "{tmp}/p.csv"], "--intervals cannot apply"),
     ("accuracy", ["accuracy", str(RUN), "--model-spread", "{tmp}/s.toml", "--by", "run"], "--model-spread cannot apply"),
 ]

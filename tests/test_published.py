@@ -157,6 +157,46 @@ def test_the_table_shows_each_points_registers_and_blocks(capsys):
     assert "| 128 (2) |" in line
 
 
+def test_published_points_written_and_grouped_as_the_table_scores_them(tmp_path, capsys, scored):
+    """`accuracy --published --points FILE --by KEYS`: every point in the CSV as the table scores it, the
+    groups' figures their points' errors; the file is written once (the same path again is refused, the first kept)."""
+    import csv
+    import json
+
+    import numpy as np
+
+    from perfmodel.cli import main
+
+    out = tmp_path / "published.csv"
+    assert main(["accuracy", "--published", "--by", "generation,kernel", "--points", str(out), "--json"]) == 0
+    j = json.loads(capsys.readouterr().out)
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0]) == list(published.POINT_FIELDS)
+    assert len(rows) == len(scored[0]) == j["summary"]["overall"]["points"]
+    assert [(r["source"], r["row"]) for r in rows] == [(s.source, s.row) for s in scored[0]]
+    meas, pred, err = (np.array([float(r[k]) for r in rows]) for k in ("measured_gflops", "predicted_gflops", "error_pct"))
+    assert np.allclose(err, 100 * (pred - meas) / meas)
+    assert np.allclose(err, [s.error_pct for s in scored[0]])
+    assert all(float(r["q05_gflops"]) <= float(r["predicted_gflops"]) <= float(r["q95_gflops"]) for r in rows)
+    assert sum(g["points"] for g in j["by"]) == len(rows)
+    for g in j["by"]:
+        e = err[[r["generation"] == g["group"]["generation"] and r["kernel"] == g["group"]["kernel"] for r in rows]]
+        assert (len(e), np.mean(np.abs(e)), np.mean(e)) == (g["points"], pytest.approx(g["mape_pct"]), pytest.approx(g["bias_pct"]))
+    # the per-generation groups hold the table's per-generation points
+    by_gen = {}
+    for g in j["by"]:
+        by_gen.setdefault(g["group"]["generation"], []).append(g["points"])
+    assert {k: sum(v) for k, v in by_gen.items()} == {k: v["points"] for k, v in j["summary"]["by_generation"].items()}
+    before = out.read_text()
+    assert main(["accuracy", "--published", "--points", str(out)]) == 2
+    assert out.read_text() == before
+    capsys.readouterr()
+    assert main(["accuracy", "--published", "--by", "source"]) == 0
+    text = capsys.readouterr().out
+    assert f"by source (share: of the summed absolute error of all {len(rows)} points)" in text
+    assert "| czhao-t4 | 6 |" in text
+
+
 def test_a_source_loop_that_steps_k_keeps_the_catalogue_facts():
     # the sources' tiled_2d 128x128x8 kernels built for sm_90 keep their k-step loop rolled (64 FFMAs a pass
     # against 512 a k-tile, 96-106 registers): their registers come with another loop, so the point keeps the

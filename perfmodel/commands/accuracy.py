@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from .. import published
@@ -89,13 +90,18 @@ def run(a) -> int:
           + ("" if o["worst_top1_gap_pct"] is None else f"; worst top-1 gap {o['worst_top1_gap_pct']:.1f} %"))
     print(interval_line(o["intervals"]))
     if by is not None:
-        print(f"\nby {', '.join(keys)} (share: of the summed absolute error of all {len(points)} points):\n")
-        print("| " + " | ".join(keys) + " | points | MAPE | bias | share |")
-        print("|" + "---|" * (len(keys) + 4))
-        for g in by:
-            print("| " + " | ".join(g["group"].values()) + f" | {g['points']} | {g['mape_pct']:.1f} % | "
-                  f"{g['bias_pct']:+.1f} % | {g['share_pct']:.1f} % |")
+        _print_groups(keys, by, len(points))
     return 0
+
+
+def _print_groups(keys: tuple[str, ...], by: list[dict], n: int) -> None:
+    """The `--by` table: per group its points, MAPE, bias and share of the summed absolute error."""
+    print(f"\nby {', '.join(keys)} (share: of the summed absolute error of all {n} points):\n")
+    print("| " + " | ".join(keys) + " | points | MAPE | bias | share |")
+    print("|" + "---|" * (len(keys) + 4))
+    for g in by:
+        print("| " + " | ".join(g["group"].values()) + f" | {g['points']} | {g['mape_pct']:.1f} % | "
+              f"{g['bias_pct']:+.1f} % | {g['share_pct']:.1f} % |")
 
 
 def interval_line(c: dict) -> str:
@@ -121,14 +127,24 @@ def _write_spread(a, scores, overall) -> int:
 
 
 def _published(a) -> int:
-    """`perfmodel accuracy --published [FILE]`: every published point predicted and scored; with
-    --model-spread FILE, their residual quantiles written to FILE (a new file) instead."""
+    """`perfmodel accuracy --published [FILE]`: every published point predicted and scored (with --by KEYS
+    also grouped, with --points FILE every point written as CSV); with --model-spread FILE, their residual
+    quantiles written to FILE (a new file) instead."""
     if a.model_spread and Path(a.model_spread).exists():
         raise UserError(f"{a.model_spread} exists; --model-spread writes a new file only (results are never overwritten)")
+    keys = parse_group_keys(a.by, published.GROUP_KEYS) if a.by else None  # bad input fails before any scoring
+    if a.points:
+        check_points_path(Path(a.points))
     progress = counter("predicted {j}/{n} points", enabled=not a.json)
 
     rows, summ = published.score(a.published or None, figures="auto" if a.figures == "generation" else a.figures,
                                  progress=progress)
+    records = [asdict(r) for r in rows]
+    if a.points:
+        write_points(Path(a.points), records, published.POINT_FIELDS)
+        if not a.json:
+            print(f"wrote {a.points}: {len(records)} published points", file=sys.stderr)
+    by = group_errors(records, keys) if keys else None
     if a.model_spread:
         path = a.published or "published/sgemm.toml"
         table = transfer_table([r.predicted_gflops / r.measured_gflops for r in rows],
@@ -139,7 +155,7 @@ def _published(a) -> int:
         print(f"wrote {a.model_spread}: {len(rows)} published points")
         return 0
     if a.json:
-        print(json.dumps(published.as_json(rows, summ), indent=1))
+        print(json.dumps(dict(published.as_json(rows, summ), **({"by": by} if by is not None else {})), indent=1))
         return 0
     print("| source | device | row | kernel, tile | M x N x K | registers (blocks/SM) | measured GFLOPS | predicted | error | bound |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -155,6 +171,8 @@ def _published(a) -> int:
     print(f"\noverall: MAPE {o['mape_pct']:.1f} % (median {o['median_ape_pct']:.1f} %, bias {o['bias_pct']:+.1f} %) over "
           f"{o['points']} published points, {rows[0].figures if rows else a.figures} figures")
     print(interval_line(summ["intervals"]))
+    if by is not None:
+        _print_groups(keys, by, len(records))
     return 0
 
 
