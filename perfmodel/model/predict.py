@@ -17,8 +17,8 @@ from . import uncertainty as U
 from .figures import Figures
 from .gstores import c_store_ratio
 from .occupancy import LIMITERS, l1_data_bytes, occupancy, register_cap
-from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, global_load_waits, load_use_window, lsu_pipe_clocks
-from .smem_banks import smem_counts, smem_counts_many
+from .schedule import compute_cycles_per_tile, fp32_pipe_clocks, global_load_waits, lds_split, load_use_window, lsu_pipe_clocks
+from .smem_banks import read_groups, smem_counts, smem_counts_many
 
 REASONS = {
     "fma": "the FP32 FMA pipe is saturated: tiles, occupancy and issue all keep up",
@@ -1123,6 +1123,14 @@ def tile_load_lines(cfg: KernelConfig) -> tuple[int, ...]:
     return (warp_load_lines(cfg.bk, w),) * n_a + (warp_load_lines(cfg.bn, w),) * n_b
 
 
+def lds_wavefronts(cfg: KernelConfig, program: dict, tiles_per_pass: float):
+    """What the replay charges each shared load of `program`: its own wavefronts where the bank simulation's
+    groups tell the loads apart (schedule.lds_split over smem_banks.read_groups), else the mean of the k-tile's
+    (smem_counts)."""
+    li, lw, _, _ = smem_counts(cfg)
+    return lds_split(program, read_groups(cfg), lw / li if li else 1.0, tiles_per_pass)
+
+
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, returns, banks=0,
                fetch_interval=None, global_latency=None) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
@@ -1141,7 +1149,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
         out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
-                                         lw / li if li else 1.0, sw / si if si else 1.0, banks=banks,
+                                         lds_wavefronts(configs[k], i.programs[k], float(i.tiles_per_pass[k])),
+                                         sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
                                          lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
                                          global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]))
@@ -1201,9 +1210,10 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         li, lw, si, sw = smem_counts(cfg)
         per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
         wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
-        args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
-                lw / li if li else 1.0, sw / si if si else 1.0, float(np.ravel(mem_latency)[k]))
-        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args, banks=banks,
+        args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles)
+        cyc = [compute_cycles_per_tile(p, p["cls"].count("F") / per_tile, *args,
+                                       lds_wavefronts(cfg, p, p["cls"].count("F") / per_tile), sw / si if si else 1.0,
+                                       float(np.ravel(mem_latency)[k]), banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
                                        lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
         if fetch_rate is not None:  # each loop's fetch: its warp instructions a k-tile on the SM at the loop's rate

@@ -21,8 +21,9 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
 - The pipe serves one 128 B wavefront per clock per SM, shared by the resident warps: a wavefront
   holds it `share` cycles from one scheduler's view, the resident warps over the busiest scheduler's W
   (at most the schedulers: with 5 warps on 4 schedulers, 2.5, not the 4 of 2 warps on each). Wavefronts per shared load and store
-  come from the bank-conflict simulation (smem_banks), global and local accesses count one per
-  4-byte word of width (a coalesced warp access: 128 B per word).
+  come from the bank-conflict simulation (smem_banks): each shared load its own where the loads of A's and
+  B's fragments feed different numbers of FFMAs (lds_split), else the mean; global and local accesses count
+  one per 4-byte word of width (a coalesced warp access: 128 B per word).
 - Global loads deliver at once here: their latency is the load phase, which the model charges
   separately (terms.tile_cycles), so the simulation is the compute phase only.
 - A barrier holds a warp until the warps of its block on this scheduler have reached it.
@@ -111,7 +112,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     if W == 1 and lock == 1 and fetch_interval > 0:  # the fetch and the warp's own waits overlap: the longer one holds it
         cost = [max(x, fetch_interval) for x in cost]
         hold = [max(x, fetch_interval) for x in hold]
-    wf = [lock * (lds_wavefronts if k == "S" else sts_wavefronts if k == "T" else
+    per_lds = isinstance(lds_wavefronts, tuple)  # each shared load its own wavefronts (lds_split), else one mean
+    wf = [lock * ((lds_wavefronts[i] if per_lds else lds_wavefronts) if k == "S" else sts_wavefronts if k == "T" else
                   (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0)
           for i, k in enumerate(cls)]
     if lsu_pipe > 1.0:  # a warp's memory instruction takes 32 / load-store units clocks however few its wavefronts
@@ -296,6 +298,44 @@ def global_load_waits(program: Optional[dict]) -> Optional[int]:
     return waits
 
 
+def lds_split(program: dict, groups, mean: float, tiles_per_pass: float):
+    """Each shared load of a loop program its own wavefronts, from the bank simulation's groups of one warp's
+    k-tile (smem_banks.read_groups: FFMAs one load feeds, loads a k-tile, mean wavefronts): the program's
+    shared loads ranked by the FFMAs that read their registers (its dependencies), the group that feeds the
+    most taking the loads that feed the most, tiles_per_pass x its count of them, and so on; loads beyond the
+    groups' count keep `mean`, and the whole is scaled to `mean` a load, so the pipe's work in a pass is the
+    mean's. A conflicted fragment's loads then finish as late as their wavefronts make them, where the mean
+    spreads the conflicts over every load. A tuple over the program's instructions (0 for those that are no
+    shared load), or `mean` where every load comes out the same."""
+    cls, deps = program["cls"], program["deps"]
+    n = len(cls)
+    lds = [i for i in range(n) if cls[i] == "S"]
+    if not lds or len(groups) < 2:
+        return mean
+    fed = dict.fromkeys(lds, 0)
+    for i, ds in enumerate(deps):
+        if cls[i] == "F":
+            for d in ds:
+                j = (i - d) % n
+                if j in fed:
+                    fed[j] += 1
+    ranked = sorted(lds, key=lambda i: (-fed[i], i))
+    wf = dict.fromkeys(lds, float(mean))
+    at = 0
+    for _, count, w in groups:
+        take = int(round(count * tiles_per_pass))
+        for i in ranked[at:at + take]:
+            wf[i] = float(w)
+        at += take
+    total = sum(wf.values())
+    if total <= 0:
+        return mean
+    scale = mean * len(lds) / total
+    out = tuple(round(wf[i] * scale, 4) if i in wf else 0.0 for i in range(n))
+    vals = {out[i] for i in lds}
+    return mean if len(vals) == 1 else out
+
+
 def fp32_pipe_clocks(fp32_lanes_per_sm: float, schedulers: float) -> float:
     """Clocks a warp FFMA holds its scheduler's FP32 pipe: 32 lanes / the scheduler's lanes, never under 1.
     Volta, Turing and GA100 have 64 FP32 lanes per SM in four partitions (whitepapers; the CUDA
@@ -330,7 +370,8 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
     the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns);
     fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate);
-    lsu_pipe: lsu_pipe_clocks."""
+    lsu_pipe: lsu_pipe_clocks; lds_wavefronts: the mean per shared load, or per instruction of the program
+    (lds_split)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     # the SM's pipe serves every resident warp's wavefronts; the busiest scheduler holds W of them, so a
@@ -340,7 +381,8 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     pid = program["id"]
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
-            round(float(lds_wavefronts), 4), round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
+            (lds_wavefronts if isinstance(lds_wavefronts, tuple) else round(float(lds_wavefronts), 4)),
+            round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
             round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)

@@ -108,28 +108,35 @@ def merged(addrs: list, vector: int = 4) -> list:
     return out
 
 
-def _inner_loop_reads(cfg, k: int, warp: int):
-    """(addresses, width) of every shared-memory read one warp issues at inner step k."""
+def _inner_loop_reads(cfg, k: int, warp: int, fragments: bool = False):
+    """(addresses, width) of every shared-memory read one warp issues at inner step k; with `fragments`,
+    (addresses, width, "A" or "B"): the operand whose fragment the read fills."""
     t = _lanes(warp)
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     reads = []
+
+    def read_a(items):  # A's reads (a fragment of A)
+        reads.extend((x, w, "A") for x, w in items)
+
+    def read_b(items):  # B's reads (a fragment of B)
+        reads.extend((x, w, "B") for x, w in items)
     # A stored [bm][bk]: a thread's reads along the unrolled k loop are contiguous, and nvcc merges
     # them into one LDS.128 per 4 k steps when bk % 4 == 0 (seen in the SASS and ncu counts)
     a_vec = 4 if bk % 4 == 0 else 1
     a_now = a_vec == 1 or k % 4 == 0
     if cfg.kernel == "smem_tiled":
         ty, tx = t // bn, t % bn
-        reads += [(ty * bk + k, a_vec)] if a_now else []
-        reads += [(k * bn + tx, 1)]
+        read_a([(ty * bk + k, a_vec)] if a_now else [])
+        read_b([(k * bn + tx, 1)])
     elif cfg.kernel == "tiled_1d":
         trow, tcol = t // bn, t % bn
-        reads.append((k * bn + tcol, 1))
-        reads += [((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else []
+        read_b([(k * bn + tcol, 1)])
+        read_a([((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else [])
     elif cfg.kernel == "tiled_2d":
         tpr = bn // tn
         trow, tcol = t // tpr, t % tpr
-        reads += [((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else []
-        reads += merged([k * bn + tcol * tn + j for j in range(tn)])
+        read_a([((trow * tm + i) * bk + k, a_vec) for i in range(tm)] if a_now else [])
+        read_b(merged([k * bn + tcol * tn + j for j in range(tn)]))
     elif cfg.spec.staging == "async":  # kernels/11_async_pipeline.cu: A as stored ([bm][bk + a_pad]), B float4
         w = t // 32
         lane = t % 32
@@ -138,9 +145,9 @@ def _inner_loop_reads(cfg, k: int, warp: int):
         trow, tcol = lane // (wsubn // tn), lane % (wsubn // tn)
         stride = bk + cfg.spec.a_pad
         for wi in range(cfg.wm_iter):
-            reads += [((wrow * cfg.wm + wi * wsubm + trow * tm + i) * stride + k, a_vec) for i in range(tm)] if a_now else []
+            read_a([((wrow * cfg.wm + wi * wsubm + trow * tm + i) * stride + k, a_vec) for i in range(tm)] if a_now else [])
         for wj in range(cfg.wn_iter):
-            reads += [(k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j, 4) for j in range(0, tn, 4)]
+            read_b([(k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j, 4) for j in range(0, tn, 4)])
     elif cfg.kernel == "warp_tiled":
         w = t // 32
         lane = t % 32
@@ -150,23 +157,23 @@ def _inner_loop_reads(cfg, k: int, warp: int):
         fw = cfg.smem_read_vector
         for wi in range(cfg.wm_iter):
             a = [k * bm + wrow * cfg.wm + wi * wsubm + trow * tm + i for i in range(tm)]
-            reads += [(a[i], 4) for i in range(0, tm, 4)] if fw == 4 else merged(a)
+            read_a([(a[i], 4) for i in range(0, tm, 4)] if fw == 4 else merged(a))
         for wj in range(cfg.wn_iter):
             b = [k * bn + wcol * cfg.wn + wj * wsubn + tcol * tn + j for j in range(tn)]
-            reads += [(b[j], 4) for j in range(0, tn, 4)] if fw == 4 else merged(b)
+            read_b([(b[j], 4) for j in range(0, tn, 4)] if fw == 4 else merged(b))
     else:  # the register-tile kernels of tile_f4.cuh (read_frags)
         tpr = bn // tn
         trow, tcol = t // tpr, t % tpr
         if cfg.smem_read_vector == 4:
-            reads += [(_a_at(cfg, _a_row(cfg, trow, i), k), 4) for i in range(0, tm, 4)]
-            reads += [(_b_at(cfg, k, _b_col(cfg, tcol, j)), 4) for j in range(0, tn, 4)]
+            read_a([(_a_at(cfg, _a_row(cfg, trow, i), k), 4) for i in range(0, tm, 4)])
+            read_b([(_b_at(cfg, k, _b_col(cfg, tcol, j)), 4) for j in range(0, tn, 4)])
         else:
             if cfg.transposed_a:
-                reads += merged([_a_at(cfg, _a_row(cfg, trow, i), k) for i in range(tm)])
+                read_a(merged([_a_at(cfg, _a_row(cfg, trow, i), k) for i in range(tm)]))
             elif a_now:
-                reads += [(_a_at(cfg, _a_row(cfg, trow, i), k), a_vec) for i in range(tm)]
-            reads += merged([_b_at(cfg, k, _b_col(cfg, tcol, j)) for j in range(tn)])
-    return reads
+                read_a([(_a_at(cfg, _a_row(cfg, trow, i), k), a_vec) for i in range(tm)])
+            read_b(merged([_b_at(cfg, k, _b_col(cfg, tcol, j)) for j in range(tn)]))
+    return reads if fragments else [(x, w) for x, w, _ in reads]
 
 
 def _tile_stores(cfg, warp: int):
@@ -235,6 +242,39 @@ def _accesses(cfg):
             out += [(a, wd, scale * cfg.bk / len(ks), False) for a, wd in _inner_loop_reads(cfg, k, w)]
         out += [(a, wd, scale, True) for a, wd in _tile_stores(cfg, w)]
     return out
+
+
+_GROUPS: dict = {}
+
+
+def read_groups(cfg) -> tuple[tuple[float, float, float], ...]:
+    """The shared loads of one warp's k-tile grouped by how many FFMAs each feeds: per group (FFMAs fed by
+    one load, loads a warp issues a k-tile, their mean wavefronts), most FFMAs first. A load of w words of
+    A's fragment feeds w x the thread's output columns, of B's w x its rows (each register one FFMA per
+    output of its row or column), so where A's and B's loads differ in wavefronts (a conflicted fragment
+    beside a clean one) and in what they feed, the groups tell them apart; loads of both that feed as
+    many FFMAs fall in one group at their mean. Empty without shared memory."""
+    hit = _GROUPS.get(cfg)
+    if hit is not None:
+        return hit
+    out: dict[float, list[float]] = {}
+    if cfg.spec.uses_smem:
+        warps = cfg.threads // 32
+        rows = cfg.wm_iter * cfg.tm
+        cols = (cfg.wn_iter or 1) * cfg.tn
+        uniform = all(_pow2(getattr(cfg, k)) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter"))
+        sample = [0] if uniform else list(range(warps))
+        ks = range(4) if cfg.bk % 4 == 0 else range(1)
+        weight = cfg.bk / len(ks) / len(sample)  # loads a warp issues a k-tile per read sampled
+        for w in sample:
+            for k in ks:
+                for addr, wd, frag in _inner_loop_reads(cfg, k, w, fragments=True):
+                    g = out.setdefault(float(wd * (cols if frag == "A" else rows)), [0.0, 0.0])
+                    g[0] += weight
+                    g[1] += weight * wavefronts(np.asarray(addr), wd)
+    res = tuple((c, n, wf / n) for c, (n, wf) in sorted(out.items(), reverse=True) if n > 0)
+    _GROUPS[cfg] = res
+    return res
 
 
 def smem_counts_many(configs) -> list[tuple[float, float, float, float]]:
@@ -320,6 +360,7 @@ def _clear():
     _CACHE.clear()
     _PATTERNS.clear()
     _DISK.clear()
+    _GROUPS.clear()
 
 
 smem_counts.cache_clear = _clear  # benchmarks clear it to time the cold path
