@@ -94,7 +94,8 @@ def test_the_first_h200_shape_run_and_the_lone_warp_runs():
     (-0.5 %) (7.2 % (+6.1 %) to 5.4 % (-0.6 %) before the store phases counted only the elements inside C and the
     flush's write-back was charged). The two H100 runs of lone warps with the reference calibration (blocks of one to four warps, 38 points that
     the window took from 8.1 to 5.3 %): 5.3 % (-0.8 %) to 6.1 % (-4.7 %), too slow: where a warp is alone on its
-    scheduler the wait overshoots (docs/model.md, "The tile's lines behind the shared loads")."""
+    scheduler the wait overshoots (docs/model.md, "The tile's lines behind the shared loads"). Since each shared load
+    took its own wavefronts in the replay the lone warps go from 5.4 % (-1.0 %) to 6.2 % (-4.9 %)."""
     from recorded import replayed_rows
 
     def h200():
@@ -103,7 +104,7 @@ def test_the_first_h200_shape_run_and_the_lone_warp_runs():
     def lone():
         return [dict(r, run=rd) for rd in LONE_RUNS for r in replayed_rows(rd, "results/reference-calibration-h100-sxm.toml")]
 
-    for rows, n, before, after in ((h200, 27, (7.3, 6.2), (5.4, -0.5)), (lone, 38, (5.3, -0.8), (6.1, -4.7))):
+    for rows, n, before, after in ((h200, 27, (7.3, 6.2), (5.4, -0.5)), (lone, 38, (5.4, -1.0), (6.2, -4.9))):
         new, old = _errors(rows, True), _errors(rows, False)
         assert new.keys() == old.keys()
         moved = [k for k in new if abs(new[k] - old[k]) > 1e-9]

@@ -156,7 +156,9 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     1024 and 1020 with inner4) do not move. Since a prefetched tile's lines wait behind the block's shared loads where
     the load-use window applies (terms.data_stage_wait) the term no longer brings them closer: 6.3 against 6.1 %; since
     stores whose lanes share sectors pay one block's burst a round (predict.SHARED_SECTOR_RATIO; the edge bodies'
-    scalar stores bring some grids past it) 6.4 against 6.0 %, and 6.8 against 7.1 % without the data stage's wait."""
+    scalar stores bring some grids past it) 6.4 against 6.0 %, and 6.8 against 7.1 % without the data stage's wait; since
+    each shared load took its own wavefronts in the loop replay (docs/model.md "Each shared load its own wavefronts")
+    6.5 against 5.9 %."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -186,5 +188,5 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     without = errors()
     assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
     assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.8, 7.1)
-    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.4, 6.0)
+    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.5, 5.9)
     assert np.allclose(with_term["float4"], without["float4"])

@@ -335,20 +335,22 @@ def test_the_seed16_runs_out_of_sample(capsys):
     """The skinny-N and ragged classes measured on an H100 with random configurations no GPU had measured (seed 16;
     docs/measurement.md, "Measured on 2026-12-06, out of sample"), replayed with the reference calibration and the
     loop programs archived beside the runs: the model is further off there than on the ten shape runs it was
-    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes."""
+    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes. Pinned since each shared load took its
+    own wavefronts in the replay (docs/model.md); before, skinny_n 9.23 % and ragged 9.39 %."""
     out = _out_of_sample(capsys, ["20261206-043932-h100-sxm-shapes-skinny-n-seed16",
                                   "20261206-044218-h100-sxm-shapes-ragged-seed16"], "class")
     by = {g["group"]["class"]: g for g in out["by"]}
     assert out["overall"]["points"] == 144 and set(by) == {"skinny_n", "ragged"}
-    assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(9.23, abs=0.05)
-    assert by["ragged"]["points"] == 96 and by["ragged"]["mape_pct"] == pytest.approx(9.39, abs=0.05)
+    assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(9.05, abs=0.05)
+    assert by["ragged"]["points"] == 96 and by["ragged"]["mape_pct"] == pytest.approx(9.06, abs=0.05)
     assert by["skinny_n"]["bias_pct"] > 3.0 and by["ragged"]["bias_pct"] > 3.0
 
 
 def test_the_seed17_runs_out_of_sample(capsys):
     """The small and skinny-M classes measured the same way with seed 17 (docs/measurement.md, "Measured on
     2026-12-06, out of sample"): within half a point of the ten shape runs' small 6.2 % and skinny_m 6.7 %, and the
-    model's top 3 the optimistic group there too."""
+    model's top 3 the optimistic group there too. Pinned since each shared load took its own wavefronts in the
+    replay (docs/model.md); before, small 6.74 % and skinny_m 6.03 %."""
     out = _out_of_sample(capsys, ["20261206-071729-h100-sxm-shapes-small-seed17",
                                   "20261206-072157-h100-sxm-shapes-skinny-m-seed17"], "class,group")
     by = {(g["group"]["class"], g["group"]["group"]): g for g in out["by"]}
@@ -357,27 +359,29 @@ def test_the_seed17_runs_out_of_sample(capsys):
         cls.setdefault(c, []).append(g)
     assert out["overall"]["points"] == 192 and set(cls) == {"small", "skinny_m"}
     mape = {c: sum(g["mape_pct"] * g["points"] for g in gs) / sum(g["points"] for g in gs) for c, gs in cls.items()}
-    assert mape["small"] == pytest.approx(6.74, abs=0.05) and mape["skinny_m"] == pytest.approx(6.03, abs=0.05)
+    assert mape["small"] == pytest.approx(6.44, abs=0.05) and mape["skinny_m"] == pytest.approx(5.90, abs=0.05)
     for c in cls:
         assert by[(c, "top")]["bias_pct"] > max(by[(c, "ladder")]["bias_pct"], by[(c, "random")]["bias_pct"]) + 3.0
 
 
 def test_the_seed17_large_and_small_k_runs_out_of_sample(capsys):
     """Large K and small K with seed 17 (docs/measurement.md, "Measured on 2026-12-06, out of sample"): large_k 5.8 %,
-    small_k 7.7 %, within 1.1 points of the ten shape runs' 5.5 and 6.6 %, both biases within +-3 %."""
+    small_k 7.7 %, within 1.1 points of the ten shape runs' 5.5 and 6.6 %, both biases within +-3 %. Pinned since each
+    shared load took its own wavefronts in the replay (docs/model.md): 5.53 and 7.00 %; before, 5.79 and 7.66 %."""
     out = _out_of_sample(capsys, ["20261206-073559-h100-sxm-shapes-large-k-seed17",
                                   "20261206-073912-h100-sxm-shapes-small-k-seed17"], "class")
     by = {g["group"]["class"]: g for g in out["by"]}
     assert out["overall"]["points"] == 144 and set(by) == {"large_k", "small_k"}
-    assert by["large_k"]["mape_pct"] == pytest.approx(5.79, abs=0.05) and by["small_k"]["mape_pct"] == pytest.approx(7.66, abs=0.05)
+    assert by["large_k"]["mape_pct"] == pytest.approx(5.53, abs=0.05) and by["small_k"]["mape_pct"] == pytest.approx(7.00, abs=0.05)
     assert all(abs(g["bias_pct"]) < 3.0 for g in by.values())
 
 
 def test_the_seed17_square_run_out_of_sample(capsys):
     """The square shapes with seed 17 (docs/measurement.md, "Measured on 2026-12-06, out of sample"): 5.7 %, bias
-    -2.2 %, against 5.0 % (-2.3 %) in the ten shape runs; its random configurations the slow group (-5.1 %)."""
+    -2.2 %, against 5.0 % (-2.3 %) in the ten shape runs; its random configurations the slow group (-5.1 %). Pinned
+    since each shared load took its own wavefronts in the replay (docs/model.md): 5.30 % (-2.5 %); before, 5.72 %."""
     out = _out_of_sample(capsys, ["20261206-075133-h100-sxm-shapes-square-seed17"], "group")
     by = {g["group"]["group"]: g for g in out["by"]}
     assert out["overall"]["points"] == 96 and set(by) == {"ladder", "top", "random"}
-    assert out["overall"]["mape_pct"] == pytest.approx(5.72, abs=0.05)
+    assert out["overall"]["mape_pct"] == pytest.approx(5.30, abs=0.05)
     assert -3.0 < out["overall"]["bias_pct"] < -1.5 and by["random"]["bias_pct"] < -4.0
