@@ -1145,7 +1145,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
     lsu = lsu_pipe_clocks(device.compute.ldst_units_per_sm)
     out = np.full(len(configs), np.nan)
     for k in np.flatnonzero(i.has_program):
-        li, lw, si, sw = smem_counts(configs[k])
+        _, _, si, sw = smem_counts(configs[k])
         out[k] = compute_cycles_per_tile(i.programs[k], float(i.tiles_per_pass[k]), float(b[k] * warps[k]), float(warps[k]),
                                          sched, float(np.asarray(c_ffma).ravel()[k] if np.ndim(c_ffma) else c_ffma),
                                          lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles,
@@ -1207,7 +1207,7 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
         if not edge or not inner:
             continue
         cfg = configs[k]
-        li, lw, si, sw = smem_counts(cfg)
+        _, _, si, sw = smem_counts(cfg)
         per_tile = cfg.bm * cfg.bn * cfg.bk / cfg.threads
         wk, bk_, ck = float(np.ravel(warps)[k] if np.ndim(warps) else warps), float(np.ravel(b)[k]), float(np.ravel(c_ffma)[k] if np.ndim(c_ffma) else c_ffma)
         args = (bk_ * wk, wk, sched, ck, lat.smem_latency_cycles, float(local_latency[k]), lat.fma_latency_cycles)

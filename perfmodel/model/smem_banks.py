@@ -224,18 +224,22 @@ _CACHE: dict = {}
 _PATTERNS: dict = {}
 
 
-def _accesses(cfg):
-    """[(addresses, width, weight, is_store)] for one block per k-tile.
+def _samples(cfg) -> tuple[list[int], range]:
+    """The warps and inner steps k whose reads stand for a block's k-tile.
 
     Every read address is base(lane) + k*stride, a uniform shift per k, so steps k=0..3 stand for all
     bk steps (4 because of the merged LDS.128 of A every 4 steps); with power-of-two tiles warp w's
     addresses are warp 0's shifted uniformly too, so warp 0 stands for all warps (otherwise every
     warp is simulated)."""
-    warps = cfg.threads // 32
     uniform = all(_pow2(getattr(cfg, k)) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter"))
-    sample = [0] if uniform else list(range(warps))
-    scale = warps / len(sample)
-    ks = range(4) if cfg.bk % 4 == 0 else range(1)
+    sample = [0] if uniform else list(range(cfg.threads // 32))
+    return sample, (range(4) if cfg.bk % 4 == 0 else range(1))
+
+
+def _accesses(cfg):
+    """[(addresses, width, weight, is_store)] for one block per k-tile (the warps and steps of _samples)."""
+    sample, ks = _samples(cfg)
+    scale = cfg.threads // 32 / len(sample)
     out = []
     for w in sample:
         for k in ks:
@@ -259,12 +263,9 @@ def read_groups(cfg) -> tuple[tuple[float, float, float], ...]:
         return hit
     out: dict[float, list[float]] = {}
     if cfg.spec.uses_smem:
-        warps = cfg.threads // 32
         rows = cfg.wm_iter * cfg.tm
         cols = (cfg.wn_iter or 1) * cfg.tn
-        uniform = all(_pow2(getattr(cfg, k)) for k in ("bm", "bn", "bk", "tm", "tn", "wm", "wn", "wn_iter"))
-        sample = [0] if uniform else list(range(warps))
-        ks = range(4) if cfg.bk % 4 == 0 else range(1)
+        sample, ks = _samples(cfg)
         weight = cfg.bk / len(ks) / len(sample)  # loads a warp issues a k-tile per read sampled
         for w in sample:
             for k in ks:
