@@ -100,9 +100,16 @@ class Memory(_Strict):
     # warp n loads in flight (one 128-byte line each), by w then n (benchmarks/load_inflight.py); None where
     # nobody measured it (a tile's loads arrive at the L2->SM port's rate)
     l2_load_pass_cycles_by_warps_by_loads: Optional[dict[str, dict[str, PositiveFloat]]] = None
+    # clocks of the SM's load/store pipe one warp-wide cp.async copy (LDGSTS) holds it, by the bytes a lane copies
+    # ("4", "8", "16"): its copies a clock a SM from L1- and L2-resident data with enough in flight
+    # (benchmarks/ldgsts_rate.py); None where nobody measured it (a copy holds it its width in words, as a load)
+    async_copy_clocks_by_bytes: Optional[dict[str, PositiveFloat]] = None
 
     @model_validator(mode="after")
     def _segments(self) -> "Memory":
+        for k in self.async_copy_clocks_by_bytes or {}:
+            if k not in ("4", "8", "16"):
+                raise ValueError(f"memory.async_copy_clocks_by_bytes: key {k!r} is not a copy's bytes a lane (4, 8 or 16)")
         table = self.l2_load_pass_cycles_by_warps_by_loads or {}
         for w, row in table.items():
             bad = [k for k in [w, *row] if not k.isdigit() or int(k) <= 0]
@@ -294,7 +301,8 @@ GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "i
                                "refill_warps_per_sm"),
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
-                              "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads"),
+                              "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads",
+                              "async_copy_clocks_by_bytes"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
                                "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices",
                                "programmatic_launch_saving_us")}
@@ -316,7 +324,7 @@ MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.fetch_apa
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices", "latency.programmatic_launch_saving_us", "latency.dram_latency_ratio_by_lines_in_flight",
                  "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB",
-                 "memory.l2_load_pass_cycles_by_warps_by_loads")
+                 "memory.l2_load_pass_cycles_by_warps_by_loads", "memory.async_copy_clocks_by_bytes")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":
@@ -339,7 +347,7 @@ class Generation(_Strict):
     name: str
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
     compute: dict[str, Union[float, dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]]  # the fetch tables are tables of tables
-    memory: dict[str, Union[float, dict[str, dict[str, float]]]]  # the L2 load-pass table is a table of tables
+    memory: dict[str, Union[float, dict[str, float], dict[str, dict[str, float]]]]  # tables by bytes; the L2 load-pass table of tables
     latency: dict[str, Union[float, dict[str, float]]]  # the reduction's floor is a table by slices
     limits: Limits
     sources: dict[str, str]

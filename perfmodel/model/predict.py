@@ -1131,6 +1131,18 @@ def lds_wavefronts(cfg: KernelConfig, program: dict, tiles_per_pass: float):
     return lds_split(program, read_groups(cfg), lw / li if li else 1.0, tiles_per_pass)
 
 
+def async_copy_clocks(device: DeviceSpec, cfg: KernelConfig) -> tuple:
+    """What the replay charges the cp.async copies of a kernel whose global loads are cp.async (async_pipeline):
+    (words a lane, clocks a copy holds the SM's pipe) from memory.async_copy_clocks_by_bytes (benchmarks/ldgsts_rate.py:
+    copies a clock a SM with many in flight, from L1- and L2-resident data); () for other kernels and where nobody
+    measured it (each copy its width in wavefronts, as a global load). The interior body copies 16 bytes a lane, the
+    edge body 4 (kernels/11_async_pipeline.cu): the binary's own copies say which (their width in the loop program)."""
+    table = device.memory.async_copy_clocks_by_bytes
+    if not table or cfg.spec.staging != "async":
+        return ()
+    return tuple(sorted((int(k) // 4, float(v)) for k, v in table.items()))
+
+
 def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, returns, banks=0,
                fetch_interval=None, global_latency=None) -> np.ndarray:
     """Simulated compute phase per k-tile (model.schedule) for the configs with a usable loop program;
@@ -1153,7 +1165,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          sw / si if si else 1.0, banks=banks,
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
                                          lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
-                                         global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]))
+                                         global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]),
+                                         copy_clocks=async_copy_clocks(device, configs[k]))
     return out
 
 
@@ -1215,7 +1228,8 @@ def _edge_extra(builds: Sequence[BuildFacts], n_edge, b, warps, c_ffma, configs,
                                        lds_wavefronts(cfg, p, p["cls"].count("F") / per_tile), sw / si if si else 1.0,
                                        float(np.ravel(mem_latency)[k]), banks=banks,
                                        ldg_wavefronts=ldg_wavefronts(cfg), ffma_pipe=pipe, ldg_returns=float(returns[k]),
-                                       lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, p)) for p in (edge, inner)]
+                                       lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, p),
+                                       copy_clocks=async_copy_clocks(device, cfg)) for p in (edge, inner)]
         if fetch_rate is not None:  # each loop's fetch: its warp instructions a k-tile on the SM at the loop's rate
             fetched = [bk_ * wk * len(p["cls"]) * per_tile / max(p["cls"].count("F"), 1)
                        / float(fetch_rate(16.0 * len(p["cls"]), bk_ * wk, apart)) for p, apart in ((edge, bk_), (inner, None))]

@@ -81,7 +81,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
              ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0,
-             fetch_interval: float = 0.0, in_step: bool = False, lsu_pipe: float = 1.0) -> float:
+             fetch_interval: float = 0.0, in_step: bool = False, lsu_pipe: float = 1.0, copy_clocks: tuple = ()) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
@@ -96,7 +96,9 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     reads and pipe wavefronts times W), so that every wait of one is a wait of all; not the model's rule
     (benchmarks/lds_waits.py --replay; docs/model.md, "Where the model misses": split_k 64 x 256 with bk = 16
     on the H200). lsu_pipe: the fewest clocks a memory instruction holds the pipe (lsu_pipe_clocks; 1: a
-    wavefront's)."""
+    wavefront's). copy_clocks: for a loop whose global loads are cp.async copies (LDGSTS: async_pipeline's),
+    (words a lane, clocks) pairs: a copy of that width holds the pipe at least those clocks
+    (memory.async_copy_clocks_by_bytes, measured by benchmarks/ldgsts_rate.py); (): its width, as a load's."""
     cls, wide, deps = program["cls"], program["wide"], program["deps"]
     n = len(cls)
     if n == 0:
@@ -116,6 +118,9 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     wf = [lock * ((lds_wavefronts[i] if per_lds else lds_wavefronts) if k == "S" else sts_wavefronts if k == "T" else
                   (ldg_wavefronts if k == "G" and ldg_wavefronts > 0 else float(wide[i])) if k in "GLK" else 0.0)
           for i, k in enumerate(cls)]
+    if copy_clocks:  # a cp.async copy holds the pipe the clocks measured for its width, at least its wavefronts
+        cc = dict(copy_clocks)
+        wf = [max(x, lock * cc[int(wide[i])]) if k == "G" and int(wide[i]) in cc else x for i, (x, k) in enumerate(zip(wf, cls))]
     if lsu_pipe > 1.0:  # a warp's memory instruction takes 32 / load-store units clocks however few its wavefronts
         wf = [max(x, lock * lsu_pipe) if k in "STGLK" else x for x, k in zip(wf, cls)]
     returns = lock * returns
@@ -239,8 +244,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
 
 @lru_cache(maxsize=65536)
 def _cached(program_id: str, args: tuple) -> float:
-    *positional, lsu_pipe = args  # simulate's arguments up to fetch_interval, then lsu_pipe (a keyword: in_step stays free)
-    return simulate(_PROGRAMS[program_id], *positional, lsu_pipe=lsu_pipe)
+    *positional, lsu_pipe, copy_clocks = args  # simulate's arguments up to fetch_interval, then two keywords (in_step stays free)
+    return simulate(_PROGRAMS[program_id], *positional, lsu_pipe=lsu_pipe, copy_clocks=copy_clocks)
 
 
 _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
@@ -364,14 +369,14 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
                             global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
                             ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_interval: float = 0.0,
-                            lsu_pipe: float = 1.0) -> float:
+                            lsu_pipe: float = 1.0, copy_clocks: tuple = ()) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
     generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
     the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns);
     fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate);
     lsu_pipe: lsu_pipe_clocks; lds_wavefronts: the mean per shared load, or per instruction of the program
-    (lds_split)."""
+    (lds_split); copy_clocks: simulate's (cp.async copies)."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     # the SM's pipe serves every resident warp's wavefronts; the busiest scheduler holds W of them, so a
@@ -384,5 +389,6 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
             (lds_wavefronts if isinstance(lds_wavefronts, tuple) else round(float(lds_wavefronts), 4)),
             round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
-            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe))
+            round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe),
+            tuple(copy_clocks))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
