@@ -100,8 +100,10 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
     (no compiler) and the model of its measurement (every shared load of the replayed loop charged the k-tile's mean
     wavefronts), every pick's prediction is the one the GPU machine recorded in bench.json. With each shared load's
     own wavefronts (docs/model.md, "Each shared load its own wavefronts") the picks' predictions move at most 0.7 %
-    (bert-mlp-up-t512 40,251 -> 39,972 GFLOPS), 21 picks still within 8 %, their MAPE 6.97 -> 6.98 %; the ratios
-    against both peers are measurements."""
+    (bert-mlp-up-t512 40,251 -> 39,972 GFLOPS), 21 picks still within 8 %, their MAPE 6.97 -> 6.98 %; with cp.async
+    copies at their measured clocks too (docs/model.md, "cp.async copies on the L1TEX pipe"; the model of the
+    measurement has each its width) the ragged 1023 pick (async_pipeline's edge body) 28,085 -> 27,589, the others
+    as before, MAPE 6.91 %; the ratios against both peers are measurements."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -120,6 +122,7 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
             return lw / li if li else 1.0
 
         m.setattr(P, "lds_wavefronts", mean)
+        m.setattr(P, "async_copy_clocks", lambda device, cfg: ())  # each cp.async copy its width in wavefronts
         then = summary()
     for b in (then, today):
         assert {d["shape"] for d in b["shapes"]} == set(recorded) and len(recorded) == 33
@@ -129,8 +132,9 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
         assert d["predicted_gflops"] == pytest.approx(recorded[d["shape"]]["predicted_gflops"], rel=1e-3), d["shape"]
     assert then["overall"]["pick_mape_pct"] == pytest.approx(rec["overall"]["pick_mape_pct"], abs=0.05)
     moved = [d["predicted_gflops"] / recorded[d["shape"]]["predicted_gflops"] - 1 for d in today["shapes"]]
-    assert max(abs(x) for x in moved) < 0.008 and sum(abs(x) > 1e-3 for x in moved) >= 10
-    assert today["overall"]["pick_mape_pct"] == pytest.approx(6.98, abs=0.05)
+    assert max(abs(x) for x in moved) < 0.02 and sum(abs(x) > 1e-3 for x in moved) >= 10
+    assert sorted(abs(x) for x in moved)[-2] < 0.008  # only the 1023 pick moves more than 0.8 %
+    assert today["overall"]["pick_mape_pct"] == pytest.approx(6.91, abs=0.05)
     b = today
     assert rec["overall"]["geomean_vs_cublas"] == pytest.approx(0.978, abs=0.0005)
     # every pick the model missed by more than 8 % it predicted too fast

@@ -59,14 +59,15 @@ def test_the_interior_bodies_as_predicted(fits):
 
 def test_the_edge_costs_the_model_misses(fits):
     """What the edge body adds over the interior, measured against the model: async_pipeline (two stages) +355 ns a
-    k-tile against +149, and +9.9 us once against +4.1 (the pick +20 to +25 % fast at 1023); split_k +4.3 us once
+    k-tile against +171 (+149 before its cp.async copies took their measured clocks: docs/model.md, "cp.async copies on
+    the L1TEX pipe"), and +9.9 us once against +4.1 (the pick +18 to +23 % fast at 1023; +20 to +25 % before); split_k +4.3 us once
     against +18.2 (its C partials stored as scalars, the last wave's store phase: -18 to -25 % slow at 1023)."""
     edge, interior = fits
     d = {k: tuple(e - i for e, i in zip(edge[k][0] + edge[k][1], interior[k][0] + interior[k][1])) for k in edge}
     m_fixed, m_tile, p_fixed, p_tile = d[("async_pipeline", 2)]
-    assert 300 < m_tile < 410 and 120 < p_tile < 180
+    assert 300 < m_tile < 410 and 160 < p_tile < 180
     assert 8.5 < m_fixed < 11.5 and 3.0 < p_fixed < 5.5
-    assert all(20.0 < e < 26.0 for e in edge[("async_pipeline", 2)][2])
+    assert all(18.0 < e < 23.5 for e in edge[("async_pipeline", 2)][2])
     m_fixed, _, p_fixed, _ = d[("split_k", None)]
     assert 3.0 < m_fixed < 6.0 and 16.0 < p_fixed < 20.5
     assert all(-26.0 < e < -18.0 for e in edge[("split_k", None)][2])
