@@ -297,6 +297,9 @@ def loop_program(sass: str) -> Optional[dict]:
     stall = _stall_counts(body)
     if stall is not None and len(stall) == n:
         prog["stall"] = stall
+    sb = scoreboard_fields(body)
+    if sb is not None and len(sb) == n:
+        prog["sb"] = sb
     return prog
 
 
@@ -319,6 +322,14 @@ def control_codes(body: list[str]) -> Optional[list[dict]]:
         c = int(m.group(1), 16) >> 41
         out.append(dict(stall=c & 0xF, write=(c >> 5) & 7, read=(c >> 8) & 7, wait=(c >> 11) & 0x3F))
     return out
+
+
+def scoreboard_fields(body: list[str]) -> Optional[list[list[int]]]:
+    """Per instruction of a `nvdisasm -hex` loop body, [write, read, wait] of its control code (control_codes):
+    the scoreboard its result releases (7: none), the one its operand read releases (7: none), the mask of
+    scoreboards it waits for. None for a listing without the words."""
+    codes = control_codes(body)
+    return None if codes is None else [[c["write"], c["read"], c["wait"]] for c in codes]
 
 
 def _stall_counts(body: list[str]) -> Optional[list[int]]:
@@ -443,7 +454,7 @@ def sass_facts(cfg: KernelConfig, compute_capability: str) -> Optional[dict]:
         return None
     if build.arch_of(compute_capability) < toolchain.MIN_NVCC_ARCH and exe == str(wheels.wheel_file("cu13/bin/nvdisasm")):
         return None  # the wheel's nvdisasm refuses sm_50-sm_72 (missing() says so)
-    key = build.cache_key(cfg, compute_capability, tc) + "-sass9"
+    key = build.cache_key(cfg, compute_capability, tc) + "-sass10"
     cached = cache_dir() / f"sass-{key}.json"
     if cached.exists():
         return json.loads(cached.read_text())
@@ -514,6 +525,7 @@ def write_program_archive(programs: dict, path: str | Path) -> int:
 
 
 READS_GLOB = "register-reads-*.json.xz"  # {program id: register_reads} of archived programs (written later)
+CODES_GLOB = "scoreboard-codes-*.json.xz"  # {"codes": {program id: scoreboard_fields}} of archived programs (written later)
 
 
 class ProgramArchive:
@@ -524,6 +536,7 @@ class ProgramArchive:
     def __init__(self, folders):
         self.files = [p for d in folders for p in sorted(Path(d).glob(ARCHIVE_GLOB))]
         self.read_files = [p for d in folders for p in sorted(Path(d).glob(READS_GLOB))]
+        self.code_files = [p for d in folders for p in sorted(Path(d).glob(CODES_GLOB))]
 
     @staticmethod
     def _load(p: Path) -> dict:
@@ -539,6 +552,14 @@ class ProgramArchive:
         """The register-bank reads a READS_GLOB file holds for a program id, or None."""
         for p in self.read_files:
             got = self._load(p).get("reads", {}).get(program_id)
+            if got is not None:
+                return got
+        return None
+
+    def codes(self, program_id: str) -> Optional[list]:
+        """The scoreboard fields (scoreboard_fields) a CODES_GLOB file holds for a program id, or None."""
+        for p in self.code_files:
+            got = self._load(p).get("codes", {}).get(program_id)
             if got is not None:
                 return got
         return None
@@ -559,4 +580,8 @@ class ProgramArchive:
             reads = self.reads(found["id"])
             if reads is not None:
                 found = dict(found, reads=reads)
+        if found is not None and "sb" not in found:
+            sb = self.codes(found["id"])
+            if sb is not None and len(sb) == len(found["cls"]):
+                found = dict(found, sb=sb)
         return found
