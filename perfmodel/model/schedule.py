@@ -26,6 +26,10 @@ program (measure.sass.loop_program) on one warp scheduler, with nothing fitted:
   one per 4-byte word of width (a coalesced warp access: 128 B per word).
 - Global loads deliver at once here: their latency is the load phase, which the model charges
   separately (terms.tile_cycles), so the simulation is the compute phase only.
+- Scoreboard waits (where the program carries its control codes' scoreboard fields, `sb`): an
+  instruction waiting on a scoreboard waits for every global load pending on it, not only for the
+  producers of its registers (scoreboard_deps). With a global latency (the edge body's replay) an FFMA
+  whose fragment's shared load shares a scoreboard with the next tile's loads waits for them.
 - A barrier holds a warp until the warps of its block on this scheduler have reached it.
 - A warp's next instruction waits out the stall count the compiler wrote into this one's control
   code (nvdisasm -hex; 1 where the program carries none): with one warp per scheduler that is the
@@ -61,7 +65,7 @@ Returns cycles per k-tile in steady state (passes 2..P of the loop)."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -99,7 +103,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     wavefront's). copy_clocks: for a loop whose global loads are cp.async copies (LDGSTS: async_pipeline's),
     (words a lane, clocks) pairs: a copy of that width holds the pipe at least those clocks
     (memory.async_copy_clocks_by_bytes, measured by benchmarks/ldgsts_rate.py); (): its width, as a load's."""
-    cls, wide, deps = program["cls"], program["wide"], program["deps"]
+    cls, wide, deps = program["cls"], program["wide"], program_deps(program)
     n = len(cls)
     if n == 0:
         return 0.0
@@ -242,6 +246,66 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     return float(max(span, W * (sum(wf) + returns) * share))
 
 
+# the scoreboard waits on global loads in the replays (program_deps): on, scored on the H100 and H200 shape runs
+# (docs/model.md, "Scoreboards shared by global and shared loads"); off, the register flow alone
+SCOREBOARD_WAITS = True
+
+
+def scoreboard_deps(program: dict, fields: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Per instruction of a loop program, the distances back to the global loads it waits for through the
+    scoreboards beyond its register flow (program["deps"]). A control code names the scoreboard an
+    instruction's result releases and the mask of scoreboards the instruction waits for (measure.sass.
+    control_codes, `fields` its [write, read, wait] per instruction); a scoreboard counts, so a wait on it holds
+    the warp until every instruction still pending on it is done: an instruction waiting on scoreboard b waits for
+    every producer that released b since the last wait on b, whatever registers it wrote. nvcc has six; where a
+    loop keeps more loads in flight, global and shared loads share them, and an FFMA that waits for its
+    fragment's shared load then also waits for the global loads on that scoreboard, which the register flow
+    alone would let arrive during the math. Only global loads (class G) are listed: they are what the replays
+    with a global latency (the edge body's, load_use_window's) see wait; the shared loads' own grouping on
+    the scoreboards stays the register flow's (the compute phase as calibrated and scored). Distances reach
+    into the previous pass, like program["deps"]; only those not in deps are listed."""
+    cls, n = program["cls"], len(program["cls"])
+    pending: dict[int, list[int]] = {b: [] for b in range(6)}
+    out: list[list[int]] = [[] for _ in range(n)]
+    for j in range(2 * n):
+        i = j % n
+        write, _, wait = fields[i]
+        ds = set()
+        for b in range(6):
+            if wait >> b & 1:
+                ds.update(j - k for k in pending[b])
+                pending[b] = []
+        if j >= n:
+            own = set(program["deps"][i])
+            out[i] = sorted(d for d in ds if d not in own and cls[(j - d) % n] == "G")
+        if write < 6:
+            pending[write].append(j)
+    return out
+
+
+def program_deps(program: dict) -> list[list[int]]:
+    """A loop program's dependencies as the warp waits for them: the register flow (program["deps"]) and, where
+    the program carries its control codes' scoreboard fields (`sb`), the scoreboard waits on global loads
+    (scoreboard_deps)."""
+    sb = program.get("sb")
+    deps = program["deps"]
+    if not SCOREBOARD_WAITS or not sb or len(sb) != len(deps):
+        return deps
+    key = program["id"]
+    if key not in _SB_DEPS:
+        _SB_DEPS[key] = [sorted(set(a) | set(b)) for a, b in zip(deps, scoreboard_deps(program, sb))]
+    return _SB_DEPS[key]
+
+
+_SB_DEPS: dict[str, list[list[int]]] = {}  # program_deps of the programs carrying `sb`, by program id
+
+
+def program_key(program: dict) -> str:
+    """The id the replay caches a program under: its id, marked where the replay takes its scoreboard fields (an
+    archive written before programs carried them holds the same loop, the same id, without)."""
+    return program["id"] + ("+sb" if SCOREBOARD_WAITS and program.get("sb") else "")
+
+
 @lru_cache(maxsize=65536)
 def _cached(program_id: str, args: tuple) -> float:
     *positional, lsu_pipe, copy_clocks = args  # simulate's arguments up to fetch_interval, then two keywords (in_step stays free)
@@ -254,7 +318,8 @@ _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the lo
 def load_use_window(program: Optional[dict]) -> Optional[float]:
     """Share of a loop program's FFMAs that a warp issues between a global load and the first instruction
     that waits for it (reads or overwrites its destination registers: the shared store that stages the
-    next tile), the smallest over the loop's global loads: the part of the compute phase that hides the
+    next tile; or, where the program carries its scoreboard fields, waits on the scoreboard the load
+    releases: program_deps), the smallest over the loop's global loads: the part of the compute phase that hides the
     next tile's loads from a warp alone on its scheduler. The prefetch share (measure.sass.prefetch_fraction)
     counts the FFMAs from the last load to the barrier; those after the stores hide nothing from a lone
     warp, which waits at them (Nsight Compute's PC sampling of double_buffer 128 x 64 x 8 alone on its SM:
@@ -263,7 +328,7 @@ def load_use_window(program: Optional[dict]) -> Optional[float]:
     copies land in shared memory)."""
     if not program:
         return None
-    cls, deps = program["cls"], program["deps"]
+    cls, deps = program["cls"], program_deps(program)
     n, total = len(cls), sum(c == "F" for c in cls)
     first: dict[int, int] = {}  # a load's position -> the distance to its first consumer (into the next pass)
     for j, ds in enumerate(deps):
@@ -289,7 +354,7 @@ def global_load_waits(program: Optional[dict]) -> Optional[int]:
     FFMA (one wait a pass), for sm_80 and sm_90 it interleaves them with the FFMAs in three batches (three)."""
     if not program or "G" not in program["cls"]:
         return None
-    cls, deps = program["cls"], program["deps"]
+    cls, deps = program["cls"], program_deps(program)
     n = len(cls)
     in_flight: set[int] = set()
     waits = 0
@@ -383,7 +448,7 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
     # wavefront of its warps waits for resident / W others' (the schedulers' count where the warps divide
     # evenly: 5 warps on 4 schedulers are 2 + 1 + 1 + 1, not 2 on each)
     share = float(min(schedulers, max(resident_warps, 1.0) / W))
-    pid = program["id"]
+    pid = program_key(program)
     _PROGRAMS.setdefault(pid, program)
     args = (W, per_block, round(float(c_ffma), 4), float(smem_latency), float(local_latency), float(fixed_latency),
             (lds_wavefronts if isinstance(lds_wavefronts, tuple) else round(float(lds_wavefronts), 4)),
