@@ -103,10 +103,13 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
     (bert-mlp-up-t512 40,251 -> 39,972 GFLOPS), 21 picks still within 8 %, their MAPE 6.97 -> 6.98 %; with cp.async
     copies at their measured clocks too (docs/model.md, "cp.async copies on the L1TEX pipe"; the model of the
     measurement has each its width) the ragged 1023 pick (async_pipeline's edge body) 28,085 -> 27,589, the others
-    as before, MAPE 6.91 %; the ratios against both peers are measurements."""
+    as before, MAPE 6.91 %; with the scoreboard waits on global loads (docs/model.md, "Scoreboards shared by global
+    and shared loads"; the model of the measurement has the register flow alone) the 1 x 4096 x 4096 pick 754 -> 751,
+    MAPE 6.90 %; the ratios against both peers are measurements."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
+    S = importlib.import_module("perfmodel.model.schedule")
     run_dir = RUN.parent / "20261206-042239-h100-sxm-bench-all"
     run = load_run(run_dir)
     rec = json.loads((run_dir / "bench.json").read_text())
@@ -123,6 +126,7 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
 
         m.setattr(P, "lds_wavefronts", mean)
         m.setattr(P, "async_copy_clocks", lambda device, cfg: ())  # each cp.async copy its width in wavefronts
+        m.setattr(S, "SCOREBOARD_WAITS", False)  # the register flow alone
         then = summary()
     for b in (then, today):
         assert {d["shape"] for d in b["shapes"]} == set(recorded) and len(recorded) == 33
@@ -134,7 +138,7 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
     moved = [d["predicted_gflops"] / recorded[d["shape"]]["predicted_gflops"] - 1 for d in today["shapes"]]
     assert max(abs(x) for x in moved) < 0.02 and sum(abs(x) > 1e-3 for x in moved) >= 10
     assert sorted(abs(x) for x in moved)[-2] < 0.008  # only the 1023 pick moves more than 0.8 %
-    assert today["overall"]["pick_mape_pct"] == pytest.approx(6.91, abs=0.05)
+    assert today["overall"]["pick_mape_pct"] == pytest.approx(6.90, abs=0.05)
     b = today
     assert rec["overall"]["geomean_vs_cublas"] == pytest.approx(0.978, abs=0.0005)
     # every pick the model missed by more than 8 % it predicted too fast

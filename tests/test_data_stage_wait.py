@@ -90,12 +90,14 @@ def _errors(rows, stage_wait: bool) -> dict:
 def test_the_first_h200_shape_run_and_the_lone_warp_runs():
     """Replayed with and without the wait, only double-buffered points where the load-use window applies move, each
     slower. The first H200 shape run with its own calibration: its 27 such points (most the default 128 x 128 x 8 in grids
-    of one partial wave, the rest blocks of at most four warps alone on their schedulers) from 7.3 % (bias +6.2 %) to 5.4 %
-    (-0.5 %) (7.2 % (+6.1 %) to 5.4 % (-0.6 %) before the store phases counted only the elements inside C and the
+    of one partial wave, the rest blocks of at most four warps alone on their schedulers) from 7.3 % (bias +5.9 %) to 5.5 %
+    (-0.7 %) (7.3 % (+6.2 %) to 5.4 % (-0.5 %) before the replay took the scoreboard waits on global loads; 7.2 %
+    (+6.1 %) to 5.4 % (-0.6 %) before the store phases counted only the elements inside C and the
     flush's write-back was charged). The two H100 runs of lone warps with the reference calibration (blocks of one to four warps, 38 points that
     the window took from 8.1 to 5.3 %): 5.3 % (-0.8 %) to 6.1 % (-4.7 %), too slow: where a warp is alone on its
     scheduler the wait overshoots (docs/model.md, "The tile's lines behind the shared loads"). Since each shared load
-    took its own wavefronts in the replay the lone warps go from 5.4 % (-1.0 %) to 6.2 % (-4.9 %)."""
+    took its own wavefronts in the replay the lone warps go from 5.4 % (-1.0 %) to 6.2 % (-4.9 %); since the replay took
+    the scoreboard waits on global loads from 5.8 % (-1.7 %) to 6.7 % (-5.5 %)."""
     from recorded import replayed_rows
 
     def h200():
@@ -104,7 +106,7 @@ def test_the_first_h200_shape_run_and_the_lone_warp_runs():
     def lone():
         return [dict(r, run=rd) for rd in LONE_RUNS for r in replayed_rows(rd, "results/reference-calibration-h100-sxm.toml")]
 
-    for rows, n, before, after in ((h200, 27, (7.3, 6.2), (5.4, -0.5)), (lone, 38, (5.4, -1.0), (6.2, -4.9))):
+    for rows, n, before, after in ((h200, 27, (7.3, 5.9), (5.5, -0.7)), (lone, 38, (5.8, -1.7), (6.7, -5.5))):
         new, old = _errors(rows, True), _errors(rows, False)
         assert new.keys() == old.keys()
         moved = [k for k in new if abs(new[k] - old[k]) > 1e-9]

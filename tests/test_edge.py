@@ -124,7 +124,9 @@ def test_every_wave_that_runs_the_edge_body_pays_it_and_the_text_says_so():
 def test_the_edge_term_on_the_recorded_ragged_and_skinny_points():
     """Every verified point of the recorded H100 shape run with edge blocks (hold-out left out), predicted
     with the edge loops archived beside the run and without them: the term must cut the error by a fifth
-    or more and leave the bias still on the optimistic side, not flip it."""
+    or more and leave the bias within 2 % of zero (5.3 % MAPE, -0.5 %, against 14.8 %, +13.5 %, without the edge
+    loops; the bias stayed on the optimistic side until the replay took the scoreboard waits on global loads,
+    docs/model.md "Scoreboards shared by global and shared loads")."""
     run = analysis.load_run(SHAPE_RUN)
     fig = analysis.run_figures(SHAPE_RUN)
     rf = analysis.run_facts(run, SHAPE_RUN)
@@ -143,7 +145,7 @@ def test_the_edge_term_on_the_recorded_ragged_and_skinny_points():
     with_term, without = np.array(with_term), np.array(without)
     assert len(with_term) == 148
     assert np.abs(with_term).mean() < 0.8 * np.abs(without).mean()
-    assert 0 < with_term.mean() < without.mean()
+    assert -2.0 < with_term.mean() < 2.0 < without.mean()
 
 
 def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypatch):
@@ -158,7 +160,8 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     stores whose lanes share sectors pay one block's burst a round (predict.SHARED_SECTOR_RATIO; the edge bodies'
     scalar stores bring some grids past it) 6.4 against 6.0 %, and 6.8 against 7.1 % without the data stage's wait; since
     each shared load took its own wavefronts in the loop replay (docs/model.md "Each shared load its own wavefronts")
-    6.5 against 5.9 %."""
+    6.5 against 5.9 %; since the replay took the scoreboard waits on global loads 6.5 against 5.6 % (without the data
+    stage's wait 6.7 against 6.5 %)."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -187,6 +190,6 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     monkeypatch.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
     without = errors()
     assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
-    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.8, 7.1)
-    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.5, 5.9)
+    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.7, 6.5)
+    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.5, 5.6)
     assert np.allclose(with_term["float4"], without["float4"])

@@ -80,7 +80,8 @@ def test_the_edge_body_costs_what_the_docs_say(kernel, ratio):
 
 def test_the_recorded_run_with_and_without_the_scalar_stores():
     """The run replayed with its own calibration's figures (the H200 bench run's): 7.7 % MAPE (+5.5 %) with the
-    edge bodies storing as the interior, 5.0 % (-0.8 %) with their scalar stores (7.8 % (+5.5 %) and 5.1 % (-0.8 %)
+    edge bodies storing as the interior, 5.0 % (-0.9 %) with their scalar stores (7.7 % (+5.5 %) and 5.0 % (-0.8 %)
+    before the replay took the scoreboard waits on global loads; 7.8 % (+5.5 %) and 5.1 % (-0.8 %)
     before cp.async copies took their measured clocks in the replay; 8.4 % (+6.1 %) and 5.7 % (-0.2 %)
     before each shared load took its own wavefronts in the replay; 5.7 % (-0.3 %) before the store
     phases counted only the elements inside C and the flush's write-back was charged; 8.2 % (+5.8 %) and 5.8 % (-0.5 %)
@@ -104,5 +105,5 @@ def test_the_recorded_run_with_and_without_the_scalar_stores():
         mp.setattr(P, "edge_stage", lambda configs, r, M, N, K: (orig(configs, r, M, N, K)[0], r))
         without = errors()
     assert len(with_scalar) == len(without) == 60
-    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (7.7, 5.5)
-    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.0, -0.8)
+    assert (round(np.abs(without).mean(), 1), round(without.mean(), 1)) == (7.7, 5.4)
+    assert (round(np.abs(with_scalar).mean(), 1), round(with_scalar.mean(), 1)) == (5.0, -0.9)

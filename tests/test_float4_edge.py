@@ -20,7 +20,8 @@ def _errors(run: str) -> dict:
 def test_the_float4_edge_body_is_fast_at_3001_to_3072_wherever_the_edge_body_runs():
     """Every shape of M = N in {3001, 3072}, K in {3001, 3004, 3072} but 3072 cubed runs the edge body; there
     tiled_2d_float4 and bank_conflict_free are predicted 8.7-30.4 % fast, at 3072 cubed (the interior) within
-    -8.1..+1.0 %, while tiled_2d (scalar loads in both bodies) is within 2.4 % and double_buffer within 6 %
+    -8.1..+1.0 %, while tiled_2d (scalar loads in both bodies) is within 2.6 % (2.4 % before the replay took the
+    scoreboard waits on global loads) and double_buffer within 6 %
     everywhere: not A's row stride (K = 3004 is 16-byte aligned, 3001 is not), not the ragged M and N."""
     e = _errors(STRIDE)
     assert len(e) == 24
@@ -28,7 +29,7 @@ def test_the_float4_edge_body_is_fast_at_3001_to_3072_wherever_the_edge_body_run
         edge = [v for (k, _, m, kk), v in e.items() if k == kern and (m, kk) != (3072, 3072)]
         assert len(edge) == 5 and min(edge) > 8.0 and max(edge) < 31.0
         assert -9.0 < e[(kern, "edge", 3072, 3072)] < 2.0
-    assert all(abs(v) < 2.5 for (k, *_), v in e.items() if k == "tiled_2d")
+    assert all(abs(v) < 2.7 for (k, *_), v in e.items() if k == "tiled_2d")
     assert all(abs(v) < 6.0 for (k, *_), v in e.items() if k == "double_buffer")
 
 
