@@ -15,41 +15,22 @@ returns (model.schedule's scoreboard waits).
 import json
 import lzma
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from perfmodel.measure import sass
-from perfmodel.paths import cache_dir
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perfmodel.measure import sass  # noqa: E402
+from perfmodel.paths import cache_dir  # noqa: E402
+from register_reads import archived_ids, read_cache  # noqa: E402  (the cubin walk: loops_of with another fact)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def loops_of(cubin: str) -> dict:
-    """{program id: scoreboard fields} of a cubin's k-tile loop and edge-body loop (sm_90 cubins only)."""
-    with open(cubin, "rb") as f:
-        head = f.read(52)
-    if len(head) < 52 or (struct.unpack("<I", head[48:52])[0] >> 8) & 0xFF != 90:  # ELF e_flags: the SM
-        return {}
-    r = subprocess.run([sass.find_nvdisasm(), *sass.DISASM_ARGS, cubin], capture_output=True, text=True)
-    if r.returncode != 0:
-        return {}
-    listing = sass.without_aux_kernels(r.stdout)
-    out = {}
-    for text in (listing, sass.edge_listing(listing)):
-        body = sass.loop_lines(text) if text else None
-        fields = sass.scoreboard_fields(body) if body else None
-        if fields:
-            out[sass.program_id(body)] = fields
-    return out
-
-
 OLD_BUILD = """import json, sys
 from perfmodel.catalogue import KernelConfig
-from perfmodel.errors import UserError
 from perfmodel.measure.build import compile_cubin
 for kernel, params in json.loads(sys.stdin.read()):
     try:
@@ -84,7 +65,6 @@ def _build_group(job) -> int:
 
 def rebuild(runs: list[str], workers: int) -> None:
     """Build every tiled configuration of the runs with the sources each run used (see the module doc)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from export_programs import commit_with_sources
     from perfmodel.measure.build import sources_sha256
     from perfmodel.measure.records import PEERS
@@ -123,18 +103,10 @@ def main(dest: str) -> int:
     if dest.exists():
         print(f"{dest} exists; never overwritten", file=sys.stderr)
         return 2
-    wanted = set()
-    for p in sorted((ROOT / "results").glob(sass.ARCHIVE_GLOB)):
-        wanted |= set(json.loads(lzma.decompress(p.read_bytes()))["programs"])
+    wanted = archived_ids()
     if "--rebuild" in sys.argv:
         rebuild(sys.argv[sys.argv.index("--rebuild") + 1:], max(1, min(4, os.cpu_count() or 1)))
-    cubins = sorted(str(p) for p in cache_dir().glob("*.cubin"))
-    found: dict = {}
-    with ProcessPoolExecutor() as pool:
-        for i, got in enumerate(pool.map(loops_of, cubins, chunksize=16), 1):
-            found.update({k: v for k, v in got.items() if k in wanted})
-            if i % 200 == 0 or i == len(cubins):
-                print(f"  {i}/{len(cubins)} cubins read, {len(found)}/{len(wanted)} archived programs found", file=sys.stderr)
+    found = read_cache(wanted, {}, sass.scoreboard_fields)
     dest.write_bytes(lzma.compress(json.dumps(dict(codes=found), separators=(",", ":"), sort_keys=True).encode()))
     print(f"{len(found)} of {len(wanted)} archived loop programs have their scoreboard fields in {dest}; "
           f"{len(wanted) - len(found)} not in the build cache")

@@ -548,21 +548,21 @@ class ProgramArchive:
                 _ARCHIVE_FILES[p] = {}
         return _ARCHIVE_FILES[p]
 
-    def reads(self, program_id: str) -> Optional[str]:
-        """The register-bank reads a READS_GLOB file holds for a program id, or None."""
-        for p in self.read_files:
-            got = self._load(p).get("reads", {}).get(program_id)
+    def _by_id(self, files, section: str, program_id: str):
+        """What the first of files holds under section for a program id, or None."""
+        for p in files:
+            got = self._load(p).get(section, {}).get(program_id)
             if got is not None:
                 return got
         return None
 
+    def reads(self, program_id: str) -> Optional[str]:
+        """The register-bank reads a READS_GLOB file holds for a program id, or None."""
+        return self._by_id(self.read_files, "reads", program_id)
+
     def codes(self, program_id: str) -> Optional[list]:
         """The scoreboard fields (scoreboard_fields) a CODES_GLOB file holds for a program id, or None."""
-        for p in self.code_files:
-            got = self._load(p).get("codes", {}).get(program_id)
-            if got is not None:
-                return got
-        return None
+        return self._by_id(self.code_files, "codes", program_id)
 
     def program(self, key: str) -> Optional[dict]:
         """The program archived under key; where several archives hold it, one with stall counts first
