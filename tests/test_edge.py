@@ -161,7 +161,8 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     scalar stores bring some grids past it) 6.4 against 6.0 %, and 6.8 against 7.1 % without the data stage's wait; since
     each shared load took its own wavefronts in the loop replay (docs/model.md "Each shared load its own wavefronts")
     6.5 against 5.9 %; since the replay took the scoreboard waits on global loads 6.5 against 5.6 % (without the data
-    stage's wait 6.7 against 6.5 %)."""
+    stage's wait 6.7 against 6.5 %); since the programs of the H200 shape runs' builds, some of them this run's, got
+    their scoreboard fields (results/scoreboard-codes-sm_90-20261207.json.xz) 6.8 against 5.2 % (6.7 against 6.1 %)."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
@@ -190,6 +191,6 @@ def test_scalar_loads_of_the_float4_layout_are_charged_as_float4_loads(monkeypat
     monkeypatch.setattr(P, "ldg_wavefronts", lambda cfg: 0.0)
     without = errors()
     assert len(with_term["scalar"]) == 48 and len(with_term["float4"]) == 24
-    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.7, 6.5)
-    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.5, 5.6)
+    assert (round(np.abs(with_term_before["scalar"]).mean(), 1), round(np.abs(without_before["scalar"]).mean(), 1)) == (6.7, 6.1)
+    assert (round(np.abs(with_term["scalar"]).mean(), 1), round(np.abs(without["scalar"]).mean(), 1)) == (6.8, 5.2)
     assert np.allclose(with_term["float4"], without["float4"])
