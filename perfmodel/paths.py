@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -21,15 +22,24 @@ def data_dir(name: str) -> Path:
     return _PKG.parent / name
 
 
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write data to path through a temporary file beside it and a rename, so a reader never sees half a
+    file; the temporary name is this process's and thread's own, so writers of the same path do not share it."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
+    if isinstance(data, str):
+        tmp.write_text(data)
+    else:
+        tmp.write_bytes(data)
+    tmp.replace(path)
+
+
 def write_json_atomic(path: Path | None, data) -> bool:
     """Write data as JSON through a temporary file and a rename, so a reader never sees half a file.
     Cache files only: a failure (no path, unwritable folder) is not an error; returns whether it wrote."""
     if path is None:
         return False
     try:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(path)
+        write_atomic(path, json.dumps(data))
         return True
     except OSError:
         return False

@@ -167,3 +167,49 @@ def test_without_any_toolchain_predict_says_why_and_estimates(no_toolkit, monkey
     assert main(["predict", "--device", "rtx2070s", "--bm", "128"]) == 0
     out = capsys.readouterr().out
     assert "[estimate (register tile + fragments + staging); sm_75 needs nvcc or NVIDIA's compiler wheels" in out
+
+
+class _FakeToolchain:
+    """A compiler that returns a fixed cubin and ptxas report (no nvcc needed)."""
+    kind, version, label = "fake", "0", "fake 0"
+    report = ("ptxas info    : Compiling entry function 'sgemm' for 'sm_90'\n"
+              "ptxas info    : Function properties for sgemm\n"
+              "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+              "ptxas info    : Used 128 registers, used 1 barriers, 16384 bytes smem\n")
+
+    def compile(self, source, label, defines, arch, include):
+        return b"\x7fELF" + b"\0" * 64, self.report
+
+
+def test_a_cached_cubin_is_never_found_before_its_whole_report(tmp_path, monkeypatch):
+    """compile_cubin writes the report, then the cubin, each through a rename: a process or thread that
+    finds the cubin (the cache's mark of a finished build) reads the whole report."""
+    monkeypatch.setenv("PERFMODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(build, "toolchain_for", lambda cc: _FakeToolchain())
+    seen = []
+    real = build.write_atomic
+
+    def checked(path, data):
+        if path.suffix == ".cubin":
+            log = path.with_name(path.name[:-len(".cubin")] + ".ptxas.txt")
+            seen.append(log.exists() and log.read_text() == _FakeToolchain.report)
+        real(path, data)
+
+    monkeypatch.setattr(build, "write_atomic", checked)
+    cfg = KernelConfig.make("double_buffer")
+    out = build.compile_cubin(cfg, "9.0")
+    assert seen == [True] and out.read_bytes().startswith(b"\x7fELF")
+    assert build.resource_usage(cfg, "9.0")["registers"] == 128
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp" in p.name) == []
+
+
+def test_atomic_writes_of_one_path_from_many_threads(tmp_path):
+    """Threads of one process writing the same cache file each use a temporary file of their own: the file
+    ends whole (one writer's bytes) and no temporary file is left."""
+    from perfmodel.paths import write_atomic
+    target = tmp_path / "entry.json"
+    payloads = [bytes([65 + i]) * 65536 for i in range(16)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda b: write_atomic(target, b), payloads))
+    assert target.read_bytes() in payloads
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
 from ..catalogue import LAUNCH_PARAMS, KernelConfig
-from ..paths import cache_dir, data_dir, write_json_atomic
+from ..paths import cache_dir, data_dir, write_atomic, write_json_atomic
 from . import toolchain
 
 MACROS = {"bm": "BM", "bn": "BN", "bk": "BK", "tm": "TM", "tn": "TN", "wm": "WM", "wn": "WN", "wn_iter": "WNITER", "stages": "STAGES",
@@ -74,10 +73,10 @@ def compile_cubin(cfg: KernelConfig, compute_capability: str) -> Path:
     if out.exists() and log.exists():
         return out
     cubin, report = tc.compile(source_path(cfg), cfg.label(), defines(cfg), arch_of(compute_capability), data_dir("kernels"))
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(cubin)
-    tmp.replace(out)
-    log.write_text(report)
+    # the report first, the cubin last, each whole: a process that finds both finds the whole report (processes
+    # and threads building the same key at once share the cache; resource_usage reads the report)
+    write_atomic(log, report)
+    write_atomic(out, cubin)
     return out
 
 
