@@ -1,5 +1,6 @@
 """Plots and report from the recorded H100 run and from predictions alone (no GPU)."""
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -11,8 +12,9 @@ from perfmodel.measure.records import run_record
 from perfmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = sorted(p.parent for p in (ROOT / "results").glob("*-h100-sxm*/raw.json")  # square H100 validate runs
-              if not any(x in p.parent.name for x in ("-quick", "-tune", "-shapes", "-variants", "-bench")))
+# the square H100 validate runs: DATE-TIME-h100-sxm[-seedN] (results/README.md), not the other kinds of run
+RUNS = sorted(p.parent for p in (ROOT / "results").glob("*-h100-sxm*/raw.json")
+              if re.fullmatch(r"\d{8}-\d{6}-h100-sxm(-seed\d+)?", p.parent.name))
 RUN_LADDER = kernel_ids()[:9]  # the ladder these runs measured (ids are only ever added: the first nine)
 CALIB = [p for p in [ROOT / "results" / "reference-calibration-h100-sxm.toml"] if p.exists()]
 
