@@ -1,0 +1,75 @@
+"""async_pipeline's rings measured on a lent H100 after what to expect was committed
+(results/archive/async-stages-expected-20261207.txt, results/archive/async-stages-light-expected-20261207-h100-sxm.txt),
+replayed with the reference calibration: time = fixed + per k-tile x k-tiles, fitted to the measured and to the
+predicted times of each configuration and size (docs/model.md, "Where the model misses": async_pipeline's two-stage
+ring on few warps)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from recorded import replayed_rows
+
+CAL = "results/reference-calibration-h100-sxm.toml"
+STAGES = "results/20261207-064441-h100-sxm-async-stages"
+LIGHT = "results/20261207-085851-h100-sxm-async-stages-light"
+
+
+def _fits(run: str) -> dict:
+    """{(bm, bn, bk, tm, stages, M): ((measured fixed us, ns a k-tile), (predicted ...), [errors %])}."""
+    pts = {}
+    for r in replayed_rows(run, CAL):
+        if r["kernel"] != "async_pipeline":
+            continue
+        c = json.loads(r["config"])
+        flop = 2.0 * r["M"] * r["N"] * r["K"]
+        key = (c["bm"], c["bn"], c["bk"], c["tm"], c["stages"], r["M"])
+        pts.setdefault(key, []).append((math.ceil(r["K"] / c["bk"]), flop / r["measured_gflops"] * 1e-3,
+                                        flop / r["predicted_gflops"] * 1e-3, r["error_pct"]))
+    out = {}
+    for key, p in pts.items():
+        t = np.array([x[0] for x in p], float)
+        fit = [tuple(np.polyfit(t, np.array([x[i] for x in p]), 1)[::-1] * (1.0, 1e3)) for i in (1, 2)]
+        out[key] = (fit[0], fit[1], [x[3] for x in p])
+    return out
+
+
+@pytest.fixture(scope="module")
+def stages():
+    return _fits(STAGES)
+
+
+@pytest.fixture(scope="module")
+def light():
+    return _fits(LIGHT)
+
+
+def test_the_runs_are_complete(stages, light):
+    assert len(stages) == 12 and all(len(v[2]) == 3 for v in stages.values())
+    assert set(light) == {(128, 128, 4, 8, s, m) for s in (2, 3, 4) for m in (512, 1536)}
+    assert all(len(v[2]) == 2 for v in light.values())
+
+
+def test_the_two_stage_ring_of_1x4_tiles_alone_on_its_sm(stages):
+    """64 x 32 x 32 (1 x 4 thread tiles) with one block an SM (M = N = 512): the two-stage ring's k-tile is about 1.4 x
+    the three-stage one's (846 against 605 ns), where the model gives the two rings the same time within 3 % (574 and
+    585 ns): the miss the docs name, +46 % at K = 8192."""
+    (_, m2), (_, p2), e2 = stages[(64, 32, 32, 1, 2, 512)]
+    (_, m3), (_, p3), e3 = stages[(64, 32, 32, 1, 3, 512)]
+    assert 1.3 < m2 / m3 < 1.5
+    assert abs(p2 / p3 - 1.0) < 0.03
+    assert max(e2) > 40.0 and max(abs(e) for e in e3) < 11.0
+
+
+def test_the_rings_of_8x4_tiles_with_bk_4(light):
+    """128 x 128 x 4 (8 x 4 thread tiles, three eighths of 64 x 32 x 32's shared loads per FFMA) with a k-tile as short
+    as 64 x 32 x 32's (about 600-670 ns alone on an SM): the two-stage ring loses nothing (639 against 663 ns a k-tile
+    at M = N = 512), so the copies' latency against one compute phase is not what 64 x 32 x 32's two-stage ring
+    exposes; the model's k-tile within 5 % of every ring's at both sizes (fixed parts within 3 us)."""
+    (_, m2), _, _ = light[(128, 128, 4, 8, 2, 512)]
+    (_, m3), _, _ = light[(128, 128, 4, 8, 3, 512)]
+    assert abs(m2 / m3 - 1.0) < 0.05
+    for (mf, ms), (pf, ps), err in light.values():
+        assert abs(ms / ps - 1.0) < 0.05 and abs(mf - pf) < 3.0
+        assert max(abs(e) for e in err) < 5.0
