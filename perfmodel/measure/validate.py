@@ -21,6 +21,7 @@ from ..catalogue import (KernelConfig, choice_combos, enumerate_configs, get_ker
 from ..devices import device_table, load_device, shipped_devices
 from ..model.figures import Figures
 from ..model.predict import Problem as ModelProblem
+from ..paths import write_atomic
 from ..progress import counter
 from ..shapes import select
 from ..sweep import SASS_TOP, rank
@@ -442,9 +443,7 @@ def _plan_shapes(out: Path, fig, draft: PlanDraft) -> Plan:
         print(f"no Triton peer: {why}", file=sys.stderr)
 
     def keep(d: PlanDraft) -> None:  # the draft as it stands (a whole file: written aside, then renamed)
-        tmp = out / (DRAFT + ".tmp")
-        tmp.write_text(d.model_dump_json(indent=1))
-        tmp.replace(out / DRAFT)
+        write_atomic(out / DRAFT, d.model_dump_json(indent=1))
 
     keep(draft)  # before the first shape: a run stopped while ranking it is resumable too
     sass = SASS_TOP if draft.bench else None  # bench measures `perfmodel choose`'s pick: the same ranking
