@@ -1,16 +1,17 @@
 """When a block's cp.async copies land while its warps stream shared loads: a microbenchmark of async_pipeline's
 two-stage ring with nothing else in it. GPU machine (CuPy, nvidia-ml-py; sm_80 or newer).
 
-One block an SM repeats `rounds` times what a two-stage ring does for one k-tile: every thread issues `copies`
-16-byte copies (cp.async.cg, the interior body's) of the block's next tile from an L2-resident region, commits them,
-runs a compute phase of `ksteps` steps, each step `lds` shared loads of 16 bytes a lane (ld.shared.v4, a warp's 512
-bytes contiguous: four wavefronts) and `ffma` FFMAs that use them, then waits for the copies
-(cp.async.wait_group 0) and meets the block's barrier. Each configuration is timed three ways: both (copies and
-phase), the phase alone (no copies) and the copies alone (no phase); `excess` = both - max(phase alone, copies
-alone), in SM clocks a round: what the copies add when they must land behind the phase's shared loads. Prints a
-table, writes every timing as JSON (never over an existing file).
+One block an SM repeats `rounds` times what a ring does for one k-tile: every thread issues `copies` 16-byte copies
+(cp.async.cg, the interior body's) of the block's next tile from an L2-resident region and commits them, runs a
+compute phase of `ksteps` steps, each step `lds` shared loads of 16 bytes a lane (ld.shared.v4, a warp's 512 bytes
+contiguous: four wavefronts) for the next step and `ffma` FFMAs on the previous step's, then waits for the copies and
+meets the block's barrier. Each configuration is timed four ways: a two-stage ring (cp.async.wait_group 0: this
+round's copies land within one phase), a three-stage ring (wait_group 1 and two buffers: within two phases), the
+phase alone (no copies) and the copies alone (no phase), in SM clocks a round; two-stage minus three-stage is what a
+two-stage ring exposes of its copies' landing. Prints a table, writes every timing as JSON (never over an existing
+file).
 
-    python3 benchmarks/copy_landing.py OUT.json [--warps 4,8] [--copies 6,2] [--lds 0,1,2,4,8] [--ffma 16]
+    python3 benchmarks/copy_landing.py OUT.json [--warps 4,8] [--copies 6,2] [--lds 0,1,2,3,4,8] [--ffma 16]
                                                  [--ksteps 64] [--rounds 1024] [--reps 7]
 
 `--copies` gives the copies a thread for each `--warps` entry (6 with 4 warps: a 12 KB tile, as async_pipeline
@@ -28,42 +29,49 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 }
 
 extern "C" __global__ void copy_landing(const float* __restrict__ src, float* out, int rounds, int copies, int ksteps,
-                                        int with_copies) {
-    extern __shared__ __align__(16) float sm[];     // [copy destination: copies x threads x 4 floats][4 KB read region]
+                                        int ring) {
+    // ring 0: no copies (the phase alone); 2: wait for this round's copies before the barrier (a two-stage ring:
+    // one phase to land them); 3: for the previous round's (a three-stage ring: two phases), alternate buffers
+    extern __shared__ __align__(16) float sm[];     // [2 x copy destination: copies x threads x 4 floats][4 KB read region]
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nt = blockDim.x;
-    float* dst = sm;
-    const float* rd = sm + copies * nt * 4;
+    const float* rd = sm + 2 * copies * nt * 4;
     const float* s = src + (size_t)blockIdx.x * copies * nt * 4;   // the block's region: L2-resident after round one
-    float acc[8];
+    float acc[8], v[LDS > 0 ? 4 * LDS : 4];
     #pragma unroll
     for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+    #pragma unroll
+    for (int i = 0; i < (LDS > 0 ? 4 * LDS : 4); ++i) v[i] = 0.5f;
     for (int r = 0; r < rounds; ++r) {
-        if (with_copies) {
+        float* dst = sm + (ring == 3 ? (r & 1) : 0) * copies * nt * 4;
+        if (ring) {
             for (int j = 0; j < copies; ++j)
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst + (j * nt + tid) * 4)),
                              "l"(s + (j * nt + tid) * 4));
             asm volatile("cp.async.commit_group;");
         }
         for (int k = 0; k < ksteps; ++k) {
+            float w[LDS > 0 ? 4 * LDS : 4];
             #pragma unroll
-            for (int l = 0; l < LDS; ++l) {
-                float a, b, c, d;
+            for (int l = 0; l < LDS; ++l) {         // the next step's fragments, loaded while this step's FFMAs run
                 const float* p = rd + ((((k * LDS + l) * 8 + warp) * 32 + lane) * 4 & 1023);
-                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
-                             : "r"(smem_addr(p)));
-                #pragma unroll
-                for (int f = 0; f < FFMA / (LDS > 0 ? LDS : 1); ++f) acc[f & 7] = fmaf(acc[f & 7], (f & 1) ? a : b, (f & 2) ? c : d);
+                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(w[4 * l]), "=f"(w[4 * l + 1]),
+                             "=f"(w[4 * l + 2]), "=f"(w[4 * l + 3]) : "r"(smem_addr(p)));
             }
             #pragma unroll
-            for (int f = 0; f < (LDS > 0 ? 0 : FFMA); ++f) acc[f & 7] = fmaf(acc[f & 7], 0.999f, 0.001f);
+            for (int f = 0; f < FFMA; ++f) acc[f & 7] = fmaf(acc[f & 7], v[(2 * f) % (LDS > 0 ? 4 * LDS : 4)],
+                                                             v[(2 * f + 1) % (LDS > 0 ? 4 * LDS : 4)]);
+            #pragma unroll
+            for (int i = 0; i < 4 * LDS; ++i) v[i] = w[i];
         }
-        if (with_copies) asm volatile("cp.async.wait_group 0;");
+        if (ring == 2) asm volatile("cp.async.wait_group 0;");
+        if (ring == 3) asm volatile("cp.async.wait_group 1;");
         __syncthreads();
     }
+    asm volatile("cp.async.wait_group 0;");
     float t = 0.0f;
     #pragma unroll
     for (int i = 0; i < 8; ++i) t += acc[i];
-    if (t == 1234.5f) out[0] = t + dst[tid];       // never true: keeps the loads, the FFMAs and the copies
+    if (t == 1234.5f) out[0] = t + sm[tid];        // never true: keeps the loads, the FFMAs and the copies
 }
 '''
 
@@ -108,27 +116,32 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
     for w, c in zip(warps, copies):
         threads = 32 * w
         src = cp.ones(sms * c * threads * 4, dtype=cp.float32)
-        shared = c * threads * 16 + 4096
+        shared = 2 * c * threads * 16 + 4096
         for n in lds:
             kern = cp.RawKernel(SRC, "copy_landing", options=("-std=c++17", f"-DLDS={n}", f"-DFFMA={ffma}"))
-            both = timed(kern, threads, (src, o, cp.int32(rounds), cp.int32(c), cp.int32(ksteps), cp.int32(1)), shared)
-            phase = timed(kern, threads, (src, o, cp.int32(rounds), cp.int32(c), cp.int32(ksteps), cp.int32(0)), shared)
-            alone = timed(kern, threads, (src, o, cp.int32(rounds), cp.int32(c), cp.int32(0), cp.int32(1)), shared)
+            a = (src, o, cp.int32(rounds), cp.int32(c))
+            two = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(2)), shared)
+            three = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(3)), shared)
+            phase = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(0)), shared)
+            alone = timed(kern, threads, a + (cp.int32(0), cp.int32(2)), shared)
             r = dict(warps=w, copies_per_thread=c, tile_bytes=c * threads * 16, lds_per_step=n, ffma_per_step=ffma,
                      ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma,
-                     both_clocks=both[0], both_range=both[1:3], phase_clocks=phase[0], phase_range=phase[1:3],
-                     copies_clocks=alone[0], copies_range=alone[1:3], sm_clock_MHz=both[3],
-                     excess_clocks=both[0] - max(phase[0], alone[0]))
+                     two_stage_clocks=two[0], two_stage_range=two[1:3], three_stage_clocks=three[0],
+                     three_stage_range=three[1:3], phase_clocks=phase[0], phase_range=phase[1:3],
+                     copies_clocks=alone[0], copies_range=alone[1:3], sm_clock_MHz=two[3],
+                     excess_two=two[0] - max(phase[0], alone[0]), excess_three=three[0] - max(phase[0], alone[0]))
             rows.append(r)
-            print(f"{w} warps, {r['tile_bytes'] // 1024} KB, {n} shared loads per {ffma} FFMAs: both {both[0]:.0f}, "
-                  f"phase {phase[0]:.0f}, copies {alone[0]:.0f} clocks a round; excess {r['excess_clocks']:.0f}", flush=True)
+            print(f"{w} warps, {r['tile_bytes'] // 1024} KB, {n} shared loads per {ffma} FFMAs: two-stage {two[0]:.0f}, "
+                  f"three-stage {three[0]:.0f}, phase {phase[0]:.0f}, copies {alone[0]:.0f} clocks a round", flush=True)
     with open(out, "x") as f:
         json.dump(dict(gpu=name, sms=sms, reps=reps, rows=rows), f, indent=1)
-    print("\n| warps | tile | shared loads a step (per FFMA) | both | phase alone | copies alone | excess (clocks a round) |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+    print("\n| warps | tile | shared loads a step (per FFMA) | two-stage | three-stage | phase alone | copies alone | "
+          "two over three (clocks a round) |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['warps']} | {r['tile_bytes'] // 1024} KB | {r['lds_per_step']} ({r['lds_per_ffma']:.3f}) | "
-              f"{r['both_clocks']:.0f} | {r['phase_clocks']:.0f} | {r['copies_clocks']:.0f} | {r['excess_clocks']:.0f} |")
+              f"{r['two_stage_clocks']:.0f} | {r['three_stage_clocks']:.0f} | {r['phase_clocks']:.0f} | "
+              f"{r['copies_clocks']:.0f} | {r['two_stage_clocks'] - r['three_stage_clocks']:.0f} |")
 
 
 if __name__ == "__main__":
@@ -136,7 +149,7 @@ if __name__ == "__main__":
     ap.add_argument("out", type=Path)
     ap.add_argument("--warps", default="4,8")
     ap.add_argument("--copies", default="6,2")
-    ap.add_argument("--lds", default="0,1,2,4,8")
+    ap.add_argument("--lds", default="0,1,2,3,4,8")
     ap.add_argument("--ffma", type=int, default=16)
     ap.add_argument("--ksteps", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=1024)
@@ -147,11 +160,11 @@ if __name__ == "__main__":
         print(f"error: --warps {a.warps!r} and --copies {a.copies!r}: as many entries each, warps 1-32, copies 1 or more",
               file=sys.stderr)
         sys.exit(2)
-    if a.ffma < 1 or any(n > a.ffma or (n and a.ffma % n) for n in ls):
-        print(f"error: --lds {a.lds!r} with --ffma {a.ffma}: each a divisor of the FFMAs a step (or 0)", file=sys.stderr)
+    if a.ffma < 1 or a.ffma > 64 or any(n > 16 for n in ls):
+        print(f"error: --lds {a.lds!r}, --ffma {a.ffma}: shared loads a step 0-16, FFMAs a step 1-64", file=sys.stderr)
         sys.exit(2)
-    if any(c * 32 * w * 16 + 4096 > 48 * 1024 for w, c in zip(ws, cs)):
-        print("error: a tile of copies x threads x 16 B plus 4 KB must fit 48 KB of shared memory", file=sys.stderr)
+    if any(2 * c * 32 * w * 16 + 4096 > 48 * 1024 for w, c in zip(ws, cs)):
+        print("error: two tiles of copies x threads x 16 B plus 4 KB must fit 48 KB of shared memory", file=sys.stderr)
         sys.exit(2)
     if a.out.exists():
         print(f"error: {a.out} exists: results are never overwritten; give a new file", file=sys.stderr)
