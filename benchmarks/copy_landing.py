@@ -2,7 +2,8 @@
 two-stage ring with nothing else in it. GPU machine (CuPy, nvidia-ml-py; sm_80 or newer).
 
 One block an SM repeats `rounds` times what a ring does for one k-tile: every thread issues `copies` 16-byte copies
-(cp.async.cg, the interior body's) of the block's next tile from an L2-resident region and commits them, runs a
+(cp.async.cg, the interior body's) of the block's next tile (from an L2-resident region of its own, or with
+`--cold-mb` the next of a region larger than the L2: from DRAM) and commits them, runs a
 compute phase of `ksteps` steps, each step `lds` shared loads of 16 bytes a lane (ld.shared.v4, a warp's 512 bytes
 contiguous: four wavefronts) for the next step and `ffma` FFMAs on the previous step's, then waits for the copies and
 meets the block's barrier. Each configuration is timed four ways: a two-stage ring (cp.async.wait_group 0: this
@@ -12,7 +13,7 @@ two-stage ring exposes of its copies' landing. Prints a table, writes every timi
 file).
 
     python3 benchmarks/copy_landing.py OUT.json [--warps 4,8] [--copies 6,2] [--lds 0,1,2,3,4,8] [--ffma 16]
-                                                 [--ksteps 64] [--rounds 1024] [--reps 7]
+                                                 [--ksteps 64] [--rounds 1024] [--reps 7] [--cold-mb 0]
 
 `--copies` gives the copies a thread for each `--warps` entry (6 with 4 warps: a 12 KB tile, as async_pipeline
 64 x 32 x 32; 2 with 8 warps: 8 KB, as 64 x 64 x 16).
@@ -29,13 +30,14 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 }
 
 extern "C" __global__ void copy_landing(const float* __restrict__ src, float* out, int rounds, int copies, int ksteps,
-                                        int ring) {
+                                        int ring, int tiles) {
     // ring 0: no copies (the phase alone); 2: wait for this round's copies before the barrier (a two-stage ring:
     // one phase to land them); 3: for the previous round's (a three-stage ring: two phases), alternate buffers
     extern __shared__ __align__(16) float sm[];     // [2 x copy destination: copies x threads x 4 floats][4 KB read region]
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nt = blockDim.x;
     const float* rd = sm + 2 * copies * nt * 4;
-    const float* s = src + (size_t)blockIdx.x * copies * nt * 4;   // the block's region: L2-resident after round one
+    // tiles == gridDim.x: each block copies its own tile every round (L2-resident after round one); more: each round
+    // a tile of a region larger than the L2, in turn (the copies read DRAM, as a k-tile loop's first touch does)
     float acc[8], v[LDS > 0 ? 4 * LDS : 4];
     #pragma unroll
     for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
@@ -43,6 +45,7 @@ extern "C" __global__ void copy_landing(const float* __restrict__ src, float* ou
     for (int i = 0; i < (LDS > 0 ? 4 * LDS : 4); ++i) v[i] = 0.5f;
     for (int r = 0; r < rounds; ++r) {
         float* dst = sm + (ring == 3 ? (r & 1) : 0) * copies * nt * 4;
+        const float* s = src + (size_t)((r * gridDim.x + blockIdx.x) % tiles) * copies * nt * 4;
         if (ring) {
             for (int j = 0; j < copies; ++j)
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst + (j * nt + tid) * 4)),
@@ -87,7 +90,8 @@ def _ints(text: str, name: str) -> list[int]:
     return v
 
 
-def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: int, ksteps: int, rounds: int, reps: int) -> None:
+def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: int, ksteps: int, rounds: int, reps: int,
+         cold_mb: int) -> None:
     import cupy as cp
     import pynvml
 
@@ -115,17 +119,19 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
 
     for w, c in zip(warps, copies):
         threads = 32 * w
-        src = cp.ones(sms * c * threads * 4, dtype=cp.float32)
+        tile = c * threads * 16
+        tiles = max(sms, cold_mb * 2**20 // tile)
+        src = cp.ones(tiles * tile // 4, dtype=cp.float32)
         shared = 2 * c * threads * 16 + 4096
         for n in lds:
             kern = cp.RawKernel(SRC, "copy_landing", options=("-std=c++17", f"-DLDS={n}", f"-DFFMA={ffma}"))
             a = (src, o, cp.int32(rounds), cp.int32(c))
-            two = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(2)), shared)
-            three = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(3)), shared)
-            phase = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(0)), shared)
-            alone = timed(kern, threads, a + (cp.int32(0), cp.int32(2)), shared)
+            two = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(2), cp.int32(tiles)), shared)
+            three = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(3), cp.int32(tiles)), shared)
+            phase = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(0), cp.int32(tiles)), shared)
+            alone = timed(kern, threads, a + (cp.int32(0), cp.int32(2), cp.int32(tiles)), shared)
             r = dict(warps=w, copies_per_thread=c, tile_bytes=c * threads * 16, lds_per_step=n, ffma_per_step=ffma,
-                     ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma,
+                     ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma, source_tiles=tiles, cold_mb=cold_mb,
                      two_stage_clocks=two[0], two_stage_range=two[1:3], three_stage_clocks=three[0],
                      three_stage_range=three[1:3], phase_clocks=phase[0], phase_range=phase[1:3],
                      copies_clocks=alone[0], copies_range=alone[1:3], sm_clock_MHz=two[3],
@@ -154,6 +160,9 @@ if __name__ == "__main__":
     ap.add_argument("--ksteps", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--cold-mb", type=int, default=0,
+                    help="copy from a region of this many MiB, a tile a round in turn (larger than the L2: from DRAM); "
+                         "0 (default): each block its own L2-resident tile")
     a = ap.parse_args()
     ws, cs, ls = _ints(a.warps, "warps"), _ints(a.copies, "copies"), _ints(a.lds, "lds")
     if len(ws) != len(cs) or any(w < 1 or w > 32 for w in ws) or any(c < 1 for c in cs):
@@ -172,4 +181,7 @@ if __name__ == "__main__":
     if a.ksteps < 1 or a.rounds < 1 or a.reps < 1:
         print("error: --ksteps, --rounds and --reps: 1 or more", file=sys.stderr)
         sys.exit(2)
-    main(a.out, ws, cs, ls, a.ffma, a.ksteps, a.rounds, a.reps)
+    if a.cold_mb < 0 or a.cold_mb > 4096:
+        print(f"error: --cold-mb {a.cold_mb}: 0 (L2-resident tiles) or a region of up to 4096 MiB", file=sys.stderr)
+        sys.exit(2)
+    main(a.out, ws, cs, ls, a.ffma, a.ksteps, a.rounds, a.reps, a.cold_mb)
