@@ -71,10 +71,10 @@ def test_the_two_stage_ring_of_1x4_tiles_alone_on_its_sm(stages):
 
 
 def test_the_rings_of_8x4_tiles_with_bk_4(light):
-    """128 x 128 x 4 (8 x 4 thread tiles, three eighths of 64 x 32 x 32's shared loads per FFMA) with a k-tile as short
-    as 64 x 32 x 32's (about 600-670 ns alone on an SM): the two-stage ring loses nothing (639 against 663 ns a k-tile
-    at M = N = 512), so the copies' latency against one compute phase is not what 64 x 32 x 32's two-stage ring
-    exposes; the model's k-tile within 5 % of every ring's at both sizes (fixed parts within 3 us)."""
+    """128 x 128 x 4 (8 x 4 thread tiles, a 4 KB tile) with a k-tile as short as 64 x 32 x 32's (about 600-670 ns alone
+    on an SM): the two-stage ring loses nothing (639 against 663 ns a k-tile at M = N = 512), so a short phase alone
+    does not expose the copies (a 4 KB tile lands sooner than a 12 KB one: tests/test_copy_landing.py); the model's
+    k-tile within 5 % of every ring's at both sizes (fixed parts within 3 us)."""
     (_, m2), _, _ = light[(128, 128, 4, 8, 2, 512)]
     (_, m3), _, _ = light[(128, 128, 4, 8, 3, 512)]
     assert abs(m2 / m3 - 1.0) < 0.05
@@ -83,11 +83,11 @@ def test_the_rings_of_8x4_tiles_with_bk_4(light):
         assert max(abs(e) for e in err) < 5.0
 
 
-def test_the_two_stage_loss_follows_the_shared_loads_per_ffma(copies):
-    """One block an SM at M = N = 512: the 1 x 4 tilings (0.156 shared loads per warp FFMA) lose with two stages,
-    64 x 32 x 32 (4 warps) 1.48 x a k-tile and 64 x 64 x 16 (8 warps) 1.15 x, which the model does not see (its two rings
-    within 4 % of each other); the 8 x 8 tilings (0.0625) lose nothing, with as many copies a thread (128 x 64 x 16: six,
-    like 64 x 32 x 32) or as short a k-tile (128 x 64 x 8), and the model is within 5 % of all four of their points."""
+def test_the_two_stage_loss_of_four_tilings(copies):
+    """One block an SM at M = N = 512: 64 x 32 x 32 (12 KB tile, phase about 1,180 clocks) loses 1.48 x a k-tile with two
+    stages and 64 x 64 x 16 (8 KB, about 1,100) 1.15 x, which the model does not see (its two rings within 5 % of each
+    other); 128 x 64 x 8 (6 KB, about 1,340) and 128 x 64 x 16 (12 KB, about 2,480) lose nothing, and the model is within
+    5 % of all four of their points. Each tile's landing from DRAM against its phase (tests/test_copy_landing.py)."""
     def loss(bm, bn, bk, tm):
         (_, m2), (_, p2), _ = copies[(bm, bn, bk, tm, 2, 512)]
         (_, m3), (_, p3), _ = copies[(bm, bn, bk, tm, 3, 512)]
