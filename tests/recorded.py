@@ -1,7 +1,11 @@
 """Replaying part of a recorded shape run (shared by the tests that score a term on it)."""
 import contextlib
 import importlib
+import json
+import math
 from unittest import mock
+
+import numpy as np
 
 from perfmodel import analysis
 
@@ -27,3 +31,24 @@ def replayed_rows(run_dir: str, calibration: str, lone_warps_window: bool = Fals
         run = analysis.load_run(run_dir)
         fig = analysis.run_figures(run_dir, calibration=calibration)
         return [r for r in analysis.rows(run, fig, analysis.run_facts(run, run_dir)) if r.get("error_pct") is not None]
+
+
+def ktile_fits(run_dir: str, calibration: str, key) -> dict:
+    """{key(row, config): ((measured fixed us, ns a k-tile), (predicted ...), [errors %])} over a recorded run's rows
+    replayed with this calibration, grouped by key (None leaves a row out): time = fixed + per k-tile x k-tiles,
+    fitted to the measured and to the predicted times of each group."""
+    pts = {}
+    for r in replayed_rows(run_dir, calibration):
+        c = json.loads(r["config"])
+        k = key(r, c)
+        if k is None:
+            continue
+        flop = 2.0 * r["M"] * r["N"] * r["K"]
+        pts.setdefault(k, []).append((math.ceil(r["K"] / c["bk"]), flop / r["measured_gflops"] * 1e-3,
+                                      flop / r["predicted_gflops"] * 1e-3, r["error_pct"]))
+    out = {}
+    for k, p in pts.items():
+        t = np.array([x[0] for x in p], float)
+        fit = [tuple(np.polyfit(t, np.array([x[i] for x in p]), 1)[::-1] * (1.0, 1e3)) for i in (1, 2)]
+        out[k] = (fit[0], fit[1], [x[3] for x in p])
+    return out

@@ -4,13 +4,9 @@ results/archive/async-stages-copies-expected-20261207-h100-sxm.txt),
 replayed with the reference calibration: time = fixed + per k-tile x k-tiles, fitted to the measured and to the
 predicted times of each configuration and size (docs/model.md, "Where the model misses": async_pipeline's two-stage
 ring on few warps)."""
-import json
-import math
-
-import numpy as np
 import pytest
 
-from recorded import replayed_rows
+from recorded import ktile_fits
 
 CAL = "results/reference-calibration-h100-sxm.toml"
 STAGES = "results/20261207-064441-h100-sxm-async-stages"
@@ -20,21 +16,8 @@ COPIES = "results/20261207-093010-h100-sxm-async-stages-copies"
 
 def _fits(run: str) -> dict:
     """{(bm, bn, bk, tm, stages, M): ((measured fixed us, ns a k-tile), (predicted ...), [errors %])}."""
-    pts = {}
-    for r in replayed_rows(run, CAL):
-        if r["kernel"] != "async_pipeline":
-            continue
-        c = json.loads(r["config"])
-        flop = 2.0 * r["M"] * r["N"] * r["K"]
-        key = (c["bm"], c["bn"], c["bk"], c["tm"], c["stages"], r["M"])
-        pts.setdefault(key, []).append((math.ceil(r["K"] / c["bk"]), flop / r["measured_gflops"] * 1e-3,
-                                        flop / r["predicted_gflops"] * 1e-3, r["error_pct"]))
-    out = {}
-    for key, p in pts.items():
-        t = np.array([x[0] for x in p], float)
-        fit = [tuple(np.polyfit(t, np.array([x[i] for x in p]), 1)[::-1] * (1.0, 1e3)) for i in (1, 2)]
-        out[key] = (fit[0], fit[1], [x[3] for x in p])
-    return out
+    return ktile_fits(run, CAL, lambda r, c: (c["bm"], c["bn"], c["bk"], c["tm"], c["stages"], r["M"])
+                      if r["kernel"] == "async_pipeline" else None)
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,9 @@ H100 bench run's pick at ragged 1023^3 (async_pipeline 64 x 128 x 16, two stages
 128 x 256 x 8 in four slices, at M = N = 1023 (every block in the guarded edge body) and 1024 (the interior body),
 three depths of K each, replayed with the reference calibration. Time = fixed + per k-tile x k-tiles, fitted to the
 measured and to the predicted times (docs/model.md, "The edge bodies' C stores": measured on an H100)."""
-import json
-import math
-
-import numpy as np
 import pytest
 
-from recorded import replayed_rows
+from recorded import ktile_fits
 
 CAL = "results/reference-calibration-h100-sxm.toml"
 EDGE = "results/20261206-070618-h100-sxm-ktile-edge-1023"
@@ -18,19 +14,7 @@ INTERIOR = "results/20261206-070629-h100-sxm-ktile-edge-1024"
 
 def _fits(run: str) -> dict:
     """{(kernel, stages): ((measured fixed us, ns a k-tile), (predicted ...), [errors %])} over the run's points."""
-    pts = {}
-    for r in replayed_rows(run, CAL):
-        c = json.loads(r["config"])
-        flop = 2.0 * r["M"] * r["N"] * r["K"]
-        tiles = math.ceil(r["K"] / c["bk"])
-        pts.setdefault((r["kernel"], c.get("stages")), []).append(
-            (tiles, flop / r["measured_gflops"] * 1e-3, flop / r["predicted_gflops"] * 1e-3, r["error_pct"]))
-    out = {}
-    for key, p in pts.items():
-        t = np.array([x[0] for x in p], float)
-        fit = [tuple(np.polyfit(t, np.array([x[i] for x in p]), 1)[::-1] * (1.0, 1e3)) for i in (1, 2)]
-        out[key] = (fit[0], fit[1], [x[3] for x in p])
-    return out
+    return ktile_fits(run, CAL, lambda r, c: (r["kernel"], c.get("stages")))
 
 
 @pytest.fixture(scope="module")
