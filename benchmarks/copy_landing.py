@@ -1,7 +1,7 @@
 """When a block's cp.async copies land while its warps stream shared loads: a microbenchmark of async_pipeline's
 two-stage ring with nothing else in it. GPU machine (CuPy, nvidia-ml-py; sm_80 or newer).
 
-One block an SM (on every SM, or on `--blocks` of them) repeats `rounds` times what a ring does for one k-tile: every thread issues `copies` 16-byte copies
+One block an SM (on every SM, or on `--blocks` of them; `--per-sm` b puts b on each) repeats `rounds` times what a ring does for one k-tile: every thread issues `copies` 16-byte copies
 (cp.async.cg, the interior body's) of the block's next tile (from an L2-resident region of its own, or with
 `--cold-mb` the next of a region larger than the L2: from DRAM) and commits them, runs a
 compute phase of `ksteps` steps, each step `lds` shared loads of 16 bytes a lane (ld.shared.v4, a warp's 512 bytes
@@ -14,6 +14,7 @@ file).
 
     python3 benchmarks/copy_landing.py OUT.json [--warps 4,8] [--copies 6,2] [--lds 0,1,2,3,4,8] [--ffma 16]
                                                  [--ksteps 64] [--rounds 1024] [--reps 7] [--cold-mb 0] [--blocks 0]
+                                                 [--per-sm 1]
 
 `--copies` gives the copies a thread for each `--warps` entry (6 with 4 warps: a 12 KB tile, as async_pipeline
 64 x 32 x 32; 2 with 8 warps: 8 KB, as 64 x 64 x 16).
@@ -91,7 +92,7 @@ def _ints(text: str, name: str) -> list[int]:
 
 
 def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: int, ksteps: int, rounds: int, reps: int,
-         cold_mb: int, blocks: list[int]) -> None:
+         cold_mb: int, blocks: list[int], per_sm: list[int] = (1,)) -> None:
     import cupy as cp
     import pynvml
 
@@ -118,8 +119,8 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
             clocks.append(mhz)
         return statistics.median(per), min(per), max(per), statistics.median(clocks)
 
-    for (w, c), g in ((wc, g) for g in blocks for wc in zip(warps, copies)):
-        grid = min(g, sms) if g else sms  # the busy SMs: one block each
+    for (w, c), g, b in ((wc, g, b) for b in per_sm for g in blocks for wc in zip(warps, copies)):
+        grid = (min(g, sms) if g else sms) * b  # the busy SMs, b blocks each (the scheduler spreads a grid over the SMs)
         threads = 32 * w
         tile = c * threads * 16
         tiles = max(grid, cold_mb * 2**20 // tile)
@@ -133,21 +134,21 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
             phase = timed(kern, threads, a + (cp.int32(ksteps), cp.int32(0), cp.int32(tiles)), shared)
             alone = timed(kern, threads, a + (cp.int32(0), cp.int32(2), cp.int32(tiles)), shared)
             r = dict(warps=w, copies_per_thread=c, tile_bytes=c * threads * 16, lds_per_step=n, ffma_per_step=ffma,
-                     ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma, source_tiles=tiles, cold_mb=cold_mb, blocks=grid,
+                     ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma, source_tiles=tiles, cold_mb=cold_mb, blocks=grid, per_sm=b,
                      two_stage_clocks=two[0], two_stage_range=two[1:3], three_stage_clocks=three[0],
                      three_stage_range=three[1:3], phase_clocks=phase[0], phase_range=phase[1:3],
                      copies_clocks=alone[0], copies_range=alone[1:3], sm_clock_MHz=two[3],
                      excess_two=two[0] - max(phase[0], alone[0]), excess_three=three[0] - max(phase[0], alone[0]))
             rows.append(r)
-            print(f"{grid} blocks of {w} warps, {r['tile_bytes'] // 1024} KB, {n} shared loads per {ffma} FFMAs: two-stage {two[0]:.0f}, "
+            print(f"{grid} blocks ({b} an SM) of {w} warps, {r['tile_bytes'] // 1024} KB, {n} shared loads per {ffma} FFMAs: two-stage {two[0]:.0f}, "
                   f"three-stage {three[0]:.0f}, phase {phase[0]:.0f}, copies {alone[0]:.0f} clocks a round", flush=True)
     with open(out, "x") as f:
         json.dump(dict(gpu=name, sms=sms, reps=reps, rows=rows), f, indent=1)
-    print("\n| blocks | warps | tile | shared loads a step (per FFMA) | two-stage | three-stage | phase alone | copies alone | "
+    print("\n| blocks | an SM | warps | tile | shared loads a step (per FFMA) | two-stage | three-stage | phase alone | copies alone | "
           "two over three (clocks a round) |")
-    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['blocks']} | {r['warps']} | {r['tile_bytes'] // 1024} KB | {r['lds_per_step']} ({r['lds_per_ffma']:.3f}) | "
+        print(f"| {r['blocks']} | {r.get('per_sm', 1)} | {r['warps']} | {r['tile_bytes'] // 1024} KB | {r['lds_per_step']} ({r['lds_per_ffma']:.3f}) | "
               f"{r['two_stage_clocks']:.0f} | {r['three_stage_clocks']:.0f} | {r['phase_clocks']:.0f} | "
               f"{r['copies_clocks']:.0f} | {r['two_stage_clocks'] - r['three_stage_clocks']:.0f} |")
 
@@ -164,6 +165,8 @@ if __name__ == "__main__":
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--blocks", default="0",
                     help="blocks in the grid, one an SM, comma-separated (0, the default: one on every SM)")
+    ap.add_argument("--per-sm", default="1",
+                    help="blocks on each busy SM at once, comma-separated (1, the default)")
     ap.add_argument("--cold-mb", type=int, default=0,
                     help="copy from a region of this many MiB, a tile a round in turn (larger than the L2: from DRAM); "
                          "0 (default): each block its own L2-resident tile")
@@ -189,4 +192,9 @@ if __name__ == "__main__":
         print(f"error: --cold-mb {a.cold_mb}: 0 (L2-resident tiles) or a region of up to 4096 MiB", file=sys.stderr)
         sys.exit(2)
     bs = _ints(a.blocks, "blocks")
-    main(a.out, ws, cs, ls, a.ffma, a.ksteps, a.rounds, a.reps, a.cold_mb, bs)
+    ps = _ints(a.per_sm, "per-sm")
+    if any(b < 1 or b > 16 or b * (2 * c * 32 * w * 16 + 4096) > 200 * 1024 or b * w > 32 for b in ps for w, c in zip(ws, cs)):
+        print(f"error: --per-sm {a.per_sm!r}: 1-16 blocks an SM, their warps at most 32 and their shared memory at most 200 KB",
+              file=sys.stderr)
+        sys.exit(2)
+    main(a.out, ws, cs, ls, a.ffma, a.ksteps, a.rounds, a.reps, a.cold_mb, bs, ps)

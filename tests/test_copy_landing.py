@@ -26,6 +26,8 @@ def _run(*args):
     (["--warps", "4", "--copies", "12"], "must fit 48 KB"),
     (["--cold-mb", "-1"], "--cold-mb -1"),
     (["--ksteps", "0"], "1 or more"),
+    (["--per-sm", "0"], "1-16 blocks an SM"),
+    (["--warps", "8", "--copies", "2", "--per-sm", "8"], "1-16 blocks an SM"),
 ])
 def test_bad_arguments_give_one_line_and_exit_2(tmp_path, args, says):
     p = _run(str(tmp_path / "never.json"), *args)
