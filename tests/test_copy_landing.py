@@ -100,3 +100,21 @@ def test_the_landing_grows_with_the_sm_s_own_bytes():
     for kb in (8, 12):
         full = sms[(132, kb)]
         assert all(0.8 < sms[(b, kb)] / full < 1.0 for b in (16, 32, 64))
+
+
+def test_blocks_sharing_an_sm_land_their_bytes_together():
+    """b blocks of T KB on every SM land in about one block's landing of b x T KB (within 15 %: 2 x 2 KB 1,142 clocks, 4 x
+    4 KB 1,684 against one 16 KB block's 1,790), not in one block's landing of T KB (4 x 4 KB is 1.40 x one 4 KB block's
+    1,207); one block's landing of 2-16 KB rises with the bytes and matches the fourth run's at 4 and 8 KB within 1 %."""
+    one = {r["tile_bytes"] // 1024: r["copies_clocks"] for r in _rows("copy-landing-base-20261207-h100-sxm.json")}
+    assert [one[k] for k in (2, 4, 8, 16)] == sorted(one.values())
+    fourth = {r["tile_bytes"] // 1024: r["copies_clocks"] for r in _rows("copy-landing-bytes-20261207-h100-sxm.json")
+              if r["warps"] == 4}
+    assert all(abs(one[k] / fourth[k] - 1.0) < 0.01 for k in (4, 8))
+    rows = _rows("copy-landing-per-sm-20261207-h100-sxm.json")
+    got = {(r["per_sm"], r["tile_bytes"] // 1024): r["copies_clocks"] for r in rows}
+    for (b, kb), clocks in got.items():
+        if b > 1 and b * kb <= 16:
+            assert abs(clocks / one[b * kb] - 1.0) < 0.15, (b, kb)
+    for b in (4, 8):
+        assert got[(b, 4)] / got[(1, 4)] > 1.3 and got[(b, 2)] / got[(1, 2)] > 1.1
