@@ -104,6 +104,10 @@ class Memory(_Strict):
     # ("4", "8", "16"): its copies a clock a SM from L1- and L2-resident data with enough in flight
     # (benchmarks/ldgsts_rate.py); None where nobody measured it (a copy holds it its width in words, as a load)
     async_copy_clocks_by_bytes: Optional[dict[str, PositiveFloat]] = None
+    # clocks for the cp.async copies of X KB an SM (its blocks' bytes together) to land from DRAM with every SM
+    # copying, by X (benchmarks/copy_landing.py, copies alone, one round after the other); None where nobody
+    # measured it (a ring's tile waits the pointer chase: terms.ring_landing_extra adds nothing)
+    dram_copy_landing_cycles_by_KB: Optional[dict[str, PositiveFloat]] = None
 
     @model_validator(mode="after")
     def _segments(self) -> "Memory":
@@ -119,6 +123,13 @@ class Memory(_Strict):
             if "1" not in row or set(row) != set(next(iter(table.values()))):
                 raise ValueError("memory.l2_load_pass_cycles_by_warps_by_loads: every count of warps needs the same counts "
                                  "of loads, 1 among them")
+        for k in self.dram_copy_landing_cycles_by_KB or {}:
+            try:
+                ok = float(k) > 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"memory.dram_copy_landing_cycles_by_KB: key {k!r} is not a positive number of KB")
         for k in self.flush_writeback_us_by_MiB or {}:
             if not k.isdigit() or int(k) <= 0:
                 raise ValueError(f"memory.flush_writeback_us_by_MiB: key {k!r} is not a positive number of MiB")
@@ -302,7 +313,7 @@ GENERATION_KEYS = {"compute": ("fp32_lanes_per_sm", "warp_schedulers_per_sm", "i
                    "memory": ("smem_banks", "smem_bandwidth_bytes_per_clock_per_sm", "l1_bytes_per_sm",
                               "store_bytes_per_clock_per_sm", "l1_lines_per_clock_per_sm", "l1_tag_lookups_per_clock",
                               "l2_written_resident_bytes", "l2_load_pass_cycles_by_warps_by_loads",
-                              "async_copy_clocks_by_bytes"),
+                              "async_copy_clocks_by_bytes", "dram_copy_landing_cycles_by_KB"),
                    "latency": ("l1_latency_cycles", "smem_latency_cycles", "fma_latency_cycles", "launch_overhead_us",
                                "second_launch_us", "back_to_back_launch_us", "reduction_floor_us_by_slices",
                                "programmatic_launch_saving_us")}
@@ -324,7 +335,8 @@ MEASURED_HERE = ("compute.fetch_rate_by_loop_bytes_by_warps", "compute.fetch_apa
                  "latency.second_launch_us", "memory.dram_row_segment_efficiency", "memory.l2_written_resident_bytes",
                  "latency.reduction_floor_us_by_slices", "latency.programmatic_launch_saving_us", "latency.dram_latency_ratio_by_lines_in_flight",
                  "latency.l2_reread_latency_cycles", "memory.flush_writeback_us_by_MiB",
-                 "memory.l2_load_pass_cycles_by_warps_by_loads", "memory.async_copy_clocks_by_bytes")
+                 "memory.l2_load_pass_cycles_by_warps_by_loads", "memory.async_copy_clocks_by_bytes",
+                 "memory.dram_copy_landing_cycles_by_KB")
 
 
 def datasheet_only(dev: "DeviceSpec") -> "DeviceSpec":

@@ -111,6 +111,10 @@ def render(p: Prediction) -> str:
     if p.load_queue_cycles > 0:
         via += (f", +{p.load_queue_cycles:,.0f} cycles as its scalar loads queue for the L2's lines (the L1 takes an SM's "
                 f"missing loads at a measured rate)")
+    if p.ring_landing_cycles > 0:
+        via += (f", +{p.ring_landing_cycles:,.0f} cycles as its cp.async copies land from DRAM later than the pointer chase "
+                f"and the port's burst: the SM's tile bytes in flight, measured (memory.dram_copy_landing_cycles_by_KB), "
+                f"times DRAM's share of the latency")
     which = ("DRAM's: all blocks run in one wave, so every k-tile is a first touch" if one_wave(w.blocks, w.blocks_per_wave)
              else "L2 and DRAM mixed by the loads' hit rate")
     chase = next((row.latency_cycles for row in p.littles_law if row.level == "dram"), 0.0)  # the pointer chase

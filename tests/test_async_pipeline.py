@@ -75,9 +75,10 @@ def test_shared_memory_counts_follow_the_layout():
 
 
 def test_the_ring_hides_the_loads_behind_stages_minus_one_compute_phases():
-    """s buffers keep s - 1 tiles in flight: the share of compute phases that hides a tile's loads is the
-    binary's prefetch share times s - 1 (double_buffer's is the share itself)."""
+    """s buffers keep s - 1 tiles in flight: the copies issued in one k-tile are first used s - 1 k-tiles later, so the
+    compute phases that hide them are the binary's prefetch share of the phase that issues them plus s - 2 whole
+    phases (double_buffer's is the share itself)."""
     cfgs = [KernelConfig.make("async_pipeline", stages=s) for s in (2, 3, 4)] + [KernelConfig.make("double_buffer")]
     builds = [BuildFacts(registers=128, prefetch=0.5)] * 4
     bt = predict_batch(Figures.load("h100-sxm"), cfgs, Problem(2048, 2048, 2048), builds=builds)
-    assert list(bt.compute.tile_args_full["hide"]) == [0.5, 1.0, 1.5, 0.5]
+    assert list(bt.compute.tile_args_full["hide"]) == [0.5, 1.5, 2.5, 0.5]

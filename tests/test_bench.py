@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perfmodel.analysis import bench_summary, bench_text, load_run, rows, run_facts, run_figures
@@ -105,11 +106,17 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
     measurement has each its width) the ragged 1023 pick (async_pipeline's edge body) 28,085 -> 27,589, the others
     as before, MAPE 6.91 %; with the scoreboard waits on global loads (docs/model.md, "Scoreboards shared by global
     and shared loads"; the model of the measurement has the register flow alone) the 1 x 4096 x 4096 pick 754 -> 751,
-    MAPE 6.90 %; the ratios against both peers are measurements."""
+    MAPE 6.90 %; with a ring of cp.async copies waiting for its tile's landing from DRAM and a deeper ring's copies
+    hidden by the share after them plus s - 2 whole phases (docs/model.md, "async_pipeline's two-stage ring on few
+    warps"; the model of the measurement has neither) the three two-stage async_pipeline picks, as recorded -> today:
+    28,085 -> 25,657 GFLOPS (1023³, +25.9 -> +15.1 %; 27,589 before this last change), 10,417 -> 7,737 (384³, +18.6 ->
+    -11.9 %) and 20,323 -> 16,610 (512³, +15.6 -> -5.6 %), 22 picks within 8 %, MAPE 6.13 %, every miss over 8 % too
+    fast but 384³'s; the ratios against both peers are measurements."""
     import importlib
 
     P = importlib.import_module("perfmodel.model.predict")  # the module (perfmodel.model exports a function of that name)
     S = importlib.import_module("perfmodel.model.schedule")
+    T = importlib.import_module("perfmodel.model.terms")
     run_dir = RUN.parent / "20261206-042239-h100-sxm-bench-all"
     run = load_run(run_dir)
     rec = json.loads((run_dir / "bench.json").read_text())
@@ -127,19 +134,25 @@ def test_the_h100_bench_run_of_the_current_model_replays_as_recorded(monkeypatch
         m.setattr(P, "lds_wavefronts", mean)
         m.setattr(P, "async_copy_clocks", lambda device, cfg: ())  # each cp.async copy its width in wavefronts
         m.setattr(S, "SCOREBOARD_WAITS", False)  # the register flow alone
+        m.setattr(T, "ring_landing_extra", lambda kb, *a: np.zeros(np.shape(kb)))  # no ring waits for its landing
+        m.setattr(T, "prefetch_hide", lambda share, buffers: share * np.maximum(np.asarray(buffers) - 1, 1))  # the old rule
         then = summary()
     for b in (then, today):
         assert {d["shape"] for d in b["shapes"]} == set(recorded) and len(recorded) == 33
         assert all(d["pick"] == recorded[d["shape"]]["pick"] for d in b["shapes"])
-        assert b["overall"]["pick_within_8pct"] == rec["overall"]["pick_within_8pct"] == 21
+    assert then["overall"]["pick_within_8pct"] == rec["overall"]["pick_within_8pct"] == 21
     for d in then["shapes"]:
         assert d["predicted_gflops"] == pytest.approx(recorded[d["shape"]]["predicted_gflops"], rel=1e-3), d["shape"]
     assert then["overall"]["pick_mape_pct"] == pytest.approx(rec["overall"]["pick_mape_pct"], abs=0.05)
-    moved = [d["predicted_gflops"] / recorded[d["shape"]]["predicted_gflops"] - 1 for d in today["shapes"]]
-    assert max(abs(x) for x in moved) < 0.02 and sum(abs(x) > 1e-3 for x in moved) >= 10
-    assert sorted(abs(x) for x in moved)[-2] < 0.008  # only the 1023 pick moves more than 0.8 %
-    assert today["overall"]["pick_mape_pct"] == pytest.approx(6.90, abs=0.05)
-    b = today
+    # every pick the model of the measurement missed by more than 8 % it predicted too fast
+    assert all(d["pick_error_pct"] > 8.0 for d in then["shapes"] if abs(d["pick_error_pct"]) > 8.0)
+    moved = {d["shape"]: d["predicted_gflops"] / recorded[d["shape"]]["predicted_gflops"] - 1 for d in today["shapes"]}
+    rings = {"ragged-1023x1023x1023": -0.086, "small-384x384x384": -0.257, "small-512x512x512": -0.183}
+    for shape, x in rings.items():  # async_pipeline's two-stage picks: their copies wait for the landing
+        assert moved[shape] == pytest.approx(x, abs=0.005), shape
+    assert max(abs(x) for s, x in moved.items() if s not in rings) < 0.008 and sum(abs(x) > 1e-3 for x in moved.values()) >= 10
+    assert today["overall"]["pick_within_8pct"] == 22 and today["overall"]["pick_mape_pct"] == pytest.approx(6.13, abs=0.05)
+    err = {d["shape"]: d["pick_error_pct"] for d in today["shapes"]}
+    assert 14.0 < err["ragged-1023x1023x1023"] < 16.0 and -13.0 < err["small-384x384x384"] < -11.0
+    assert all(e > 8.0 for s, e in err.items() if abs(e) > 8.0 and s != "small-384x384x384")
     assert rec["overall"]["geomean_vs_cublas"] == pytest.approx(0.978, abs=0.0005)
-    # every pick the model missed by more than 8 % it predicted too fast
-    assert all(d["pick_error_pct"] > 8.0 for d in b["shapes"] if abs(d["pick_error_pct"]) > 8.0)

@@ -72,17 +72,20 @@ def test_the_skinny_n_run_of_the_h200(monkeypatch):
     Since the programs of the H200 shape runs got their scoreboard fields (results/scoreboard-codes-sm_90-20261207.json.xz:
     the replay waits for the global loads on the scoreboards the math waits on) those waits take most of the gap: the
     run is +3.85 % without the term (8.15 % MAPE) and -3.77 % with it (8.07 %); without the write-back +4.81 % (9.11 %)
-    and -3.60 % (8.24 %). Pinned so, with what it still shows: the term moves the run from optimistic to pessimistic."""
+    and -3.60 % (8.24 %). Pinned so, with what it still shows: the term moves the run from optimistic to pessimistic.
+    Since a ring of cp.async copies waits for its tile's landing from DRAM (terms.ring_landing_extra; the run's
+    async_pipeline points): +3.23 % (8.31 %) without the term and -4.24 % (8.38 %) with it; without the write-back
+    +4.20 % (9.27 %) and -4.08 % (8.55 %)."""
     from perfmodel.model import terms
 
     run = "results/20261129-100908-h200-shapes-skinny-n-seed12"
     with_term, without = _errors(run, True), _errors(run, False)
     assert len(with_term) == len(without) > 40
     pins = lambda e: (round(float(e.mean()), 2), round(float(np.abs(e).mean()), 2))  # noqa: E731  (bias, MAPE)
-    assert np.allclose([pins(without), pins(with_term)], [(3.85, 8.15), (-3.77, 8.07)], atol=0.011)
+    assert np.allclose([pins(without), pins(with_term)], [(3.23, 8.31), (-4.24, 8.38)], atol=0.011)
     monkeypatch.setattr(terms, "FLUSH_WRITEBACK", False)
     with_term, without = _errors(run, True), _errors(run, False)
-    assert np.allclose([pins(without), pins(with_term)], [(4.81, 9.11), (-3.60, 8.24)], atol=0.011)
+    assert np.allclose([pins(without), pins(with_term)], [(4.20, 9.27), (-4.08, 8.55)], atol=0.011)
 
 
 def test_predict_says_what_the_dram_latency_is_loaded_by():

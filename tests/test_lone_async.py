@@ -23,17 +23,19 @@ def test_the_default_build_within_two_percent_and_the_rings_the_split_over_charg
     model missed two binaries, bk = 8 with three stages (the default, +6.9 to +7.4 %) and bk = 4 with two (+9.5 %),
     and held the other five within 2 %. Since: the default +1.3 / +1.8 %, bk = 4 with two stages +4.4 %, while the
     rings of two and four at bk = 8 go to -5.4…-5.6 % and bk = 4 with four to -4.9 % (one warp a scheduler: the
-    conflicted A loads cost less here than their wavefronts' latency); over the 14 points 3.0 -> 3.6 %."""
+    conflicted A loads cost less here than their wavefronts' latency); over the 14 points 3.0 -> 3.6 %. Since a ring's
+    copies wait for their landing from DRAM (terms.ring_landing_extra), bk = 4 with two stages +0.3 / +0.6 % and the 14
+    points 3.2 %; nothing else moves."""
     e = _errors()
     assert len(e) == 22
     asy = {k: v for k, v in e.items() if k[0] == "async_pipeline"}
     assert len(asy) == 14
     by = lambda bk, st: [v for k, v in asy.items() if (k[1], k[2]) == (bk, st)]  # noqa: E731
     assert all(0.5 <= v <= 2.5 for v in by(8, 3))
-    assert all(3.5 <= v <= 5.5 for v in by(4, 2))
+    assert all(-1.0 <= v <= 1.0 for v in by(4, 2))
     assert all(-6.5 <= v <= -4.5 for v in by(8, 2) + by(8, 4) + by(4, 4))
     assert all(abs(v) <= 2.5 for v in by(4, 3) + by(16, 2))
-    assert sum(abs(v) for v in asy.values()) / len(asy) <= 4.0
+    assert sum(abs(v) for v in asy.values()) / len(asy) <= 3.5
 
 
 def test_the_controls():

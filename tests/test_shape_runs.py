@@ -335,25 +335,29 @@ def test_the_seed16_runs_out_of_sample(capsys):
     """The skinny-N and ragged classes measured on an H100 with random configurations no GPU had measured (seed 16;
     docs/measurement.md, "Measured on 2026-12-06, out of sample"), replayed with the reference calibration and the
     loop programs archived beside the runs: the model is further off there than on the ten shape runs it was
-    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes. Pinned since the replay took the scoreboard
-    waits on global loads (docs/model.md, "Scoreboards shared by global and shared loads"); before, skinny_n 8.98 % and
-    ragged 8.96 % (since cp.async copies took their measured clocks; before that 9.05 and 9.06 %, and before each
-    shared load took its own wavefronts, 9.23 and 9.39 %)."""
+    scored on (skinny_n 6.8 %, ragged 7.9 %), and too fast in both classes. Pinned since a ring of cp.async copies
+    waits for its tile's landing from DRAM (terms.ring_landing_extra): skinny_n 6.72 % (+1.6 %), ragged 8.18 % (+2.9 %);
+    before, 7.48 and 8.28 %, both biases over +3 % (since the replay took the scoreboard waits on global loads, docs/model.md,
+    "Scoreboards shared by global and shared loads"; before that 8.98 % and 8.96 %, since cp.async copies took their
+    measured clocks; before that 9.05 and 9.06 %, and before each shared load took its own wavefronts, 9.23 and
+    9.39 %)."""
     out = _out_of_sample(capsys, ["20261206-043932-h100-sxm-shapes-skinny-n-seed16",
                                   "20261206-044218-h100-sxm-shapes-ragged-seed16"], "class")
     by = {g["group"]["class"]: g for g in out["by"]}
     assert out["overall"]["points"] == 144 and set(by) == {"skinny_n", "ragged"}
-    assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(7.48, abs=0.05)
-    assert by["ragged"]["points"] == 96 and by["ragged"]["mape_pct"] == pytest.approx(8.28, abs=0.05)
-    assert by["skinny_n"]["bias_pct"] > 3.0 and by["ragged"]["bias_pct"] > 3.0
+    assert by["skinny_n"]["points"] == 48 and by["skinny_n"]["mape_pct"] == pytest.approx(6.72, abs=0.05)
+    assert by["ragged"]["points"] == 96 and by["ragged"]["mape_pct"] == pytest.approx(8.18, abs=0.05)
+    assert 1.0 < by["skinny_n"]["bias_pct"] < 2.5 and 2.5 < by["ragged"]["bias_pct"] < 3.0
 
 
 def test_the_seed17_runs_out_of_sample(capsys):
     """The small and skinny-M classes measured the same way with seed 17 (docs/measurement.md, "Measured on
     2026-12-06, out of sample"): within half a point of the ten shape runs' small 6.2 % and skinny_m 6.7 %, and the
-    model's top 3 the optimistic group there too. Pinned since the replay took the scoreboard waits on global loads
-    (docs/model.md); before, small 6.44 % and skinny_m 5.90 % (since each shared load took its own wavefronts; before
-    that 6.74 and 6.03 %)."""
+    model's top 3 the optimistic group in skinny_m (in small too until a ring of cp.async copies waited for its tile's
+    landing from DRAM, terms.ring_landing_extra: its top 3 now -0.7 %, between its ladder and random configurations).
+    Pinned since: small 5.67 %, skinny_m 5.95 %; before, 6.23 and 5.98 % (since the replay took the scoreboard waits
+    on global loads, docs/model.md; before that small 6.44 % and skinny_m 5.90 %, since each shared load took its own
+    wavefronts; before that 6.74 and 6.03 %)."""
     out = _out_of_sample(capsys, ["20261206-071729-h100-sxm-shapes-small-seed17",
                                   "20261206-072157-h100-sxm-shapes-skinny-m-seed17"], "class,group")
     by = {(g["group"]["class"], g["group"]["group"]): g for g in out["by"]}
@@ -362,9 +366,10 @@ def test_the_seed17_runs_out_of_sample(capsys):
         cls.setdefault(c, []).append(g)
     assert out["overall"]["points"] == 192 and set(cls) == {"small", "skinny_m"}
     mape = {c: sum(g["mape_pct"] * g["points"] for g in gs) / sum(g["points"] for g in gs) for c, gs in cls.items()}
-    assert mape["small"] == pytest.approx(6.23, abs=0.05) and mape["skinny_m"] == pytest.approx(5.98, abs=0.05)
-    for c in cls:
-        assert by[(c, "top")]["bias_pct"] > max(by[(c, "ladder")]["bias_pct"], by[(c, "random")]["bias_pct"]) + 3.0
+    assert mape["small"] == pytest.approx(5.67, abs=0.05) and mape["skinny_m"] == pytest.approx(5.95, abs=0.05)
+    top = by[("skinny_m", "top")]["bias_pct"]
+    assert top > max(by[("skinny_m", "ladder")]["bias_pct"], by[("skinny_m", "random")]["bias_pct"]) + 3.0
+    assert all(abs(by[("small", g)]["bias_pct"]) < 1.5 for g in ("ladder", "top", "random"))
 
 
 def test_the_seed17_large_and_small_k_runs_out_of_sample(capsys):
@@ -397,9 +402,10 @@ def test_the_seed18_runs_out_of_sample(capsys):
     """Ragged, transformer and skinny-N shapes with seed 18, measured after each shared load took its own wavefronts
     in the replay (docs/measurement.md, "Seed 18, after the per-load wavefronts"; what to expect was committed first):
     ragged 7.5 % and transformer 7.0 %, within the expected 7-11 and 5-7 %, skinny_n 10.8 % past its 6-10 %; in
-    every class the model's top 3 the most optimistic group. Pinned since the replay took the scoreboard waits on
-    global loads (docs/model.md): ragged 7.06 %, transformer 6.72 %, skinny_n 9.03 %; before, 7.37, 6.98 and 10.79 %
-    (since cp.async copies took their measured clocks; before that 7.47, 7.00 and 10.82 %)."""
+    every class the model's top 3 the most optimistic group. Pinned since a ring of cp.async copies waits for its
+    tile's landing from DRAM (terms.ring_landing_extra): ragged 7.19 %, transformer 6.63 %, skinny_n 8.14 %; before,
+    7.06, 6.72 and 9.03 % (since the replay took the scoreboard waits on global loads, docs/model.md; before that 7.37,
+    6.98 and 10.79 %, since cp.async copies took their measured clocks; before that 7.47, 7.00 and 10.82 %)."""
     out = _out_of_sample(capsys, ["20261206-170151-h100-sxm-shapes-ragged-seed18",
                                   "20261206-170824-h100-sxm-shapes-transformer-seed18",
                                   "20261206-171408-h100-sxm-shapes-skinny-n-seed18"], "class,group")
@@ -409,7 +415,7 @@ def test_the_seed18_runs_out_of_sample(capsys):
         cls.setdefault(c, []).append(g)
     assert out["overall"]["points"] == 360 and set(cls) == {"ragged", "transformer", "skinny_n"}
     mape = {c: sum(g["mape_pct"] * g["points"] for g in gs) / sum(g["points"] for g in gs) for c, gs in cls.items()}
-    assert mape["ragged"] == pytest.approx(7.06, abs=0.05) and mape["transformer"] == pytest.approx(6.72, abs=0.05)
-    assert mape["skinny_n"] == pytest.approx(9.03, abs=0.05)
+    assert mape["ragged"] == pytest.approx(7.19, abs=0.05) and mape["transformer"] == pytest.approx(6.63, abs=0.05)
+    assert mape["skinny_n"] == pytest.approx(8.14, abs=0.05)
     for c in cls:
         assert by[(c, "top")]["bias_pct"] > max(by[(c, "ladder")]["bias_pct"], by[(c, "random")]["bias_pct"]) + 3.0

@@ -472,6 +472,8 @@ class ComputeStage:
     data_stage_wait: np.ndarray
     lone_fetch_interval: np.ndarray  # the fewest clocks between a lone warp's instructions the fetch allows (last wave; 0: none)
     load_use_share: np.ndarray  # the last wave's prefetch share where the load-use window cuts it (window_applies; NaN: not cut)
+    ring_landing: np.ndarray  # cycles a cp.async ring's tile waits beyond its load phase to land from DRAM (terms.ring_landing_extra;
+    # the full waves', or the tail's where the grid is one partial wave)
 
 
 def window_applies(blocks_per_sm, warps_per_block, schedulers, full_waves) -> np.ndarray:
@@ -516,6 +518,17 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     n = len(configs)
     warps = o.warps_per_block
     safe_b = np.maximum(o.blocks_per_sm, 1)
+    # a ring of cp.async copies waits its SM's tile bytes landing from DRAM (terms.ring_landing_extra), added to the
+    # load phase its prefetch hides (hide_of): the bb blocks an SM runs at once copy theirs together
+    ring = np.array([c.spec.staging == "async" for c in configs])
+
+    def landing_of(bb):
+        if not ring.any() or not device.memory.dram_copy_landing_cycles_by_KB:
+            return np.zeros(n)
+        port = fig.l2_port_bytes_per_clock or ll.l2_bytes_per_clock
+        kb = bb * t.l2_bytes_tile
+        return ring * T.ring_landing_extra(kb / 1024.0, lat.dram_latency_cycles, device.memory.dram_copy_landing_cycles_by_KB,
+                                           t.dram_latency, t.l2_latency, t.mem_latency, kb / port)
     lanes = cmp_.fp32_lanes_per_sm
     rates = T.SMRates(schedulers=cmp_.warp_schedulers_per_sm * cmp_.issue_per_scheduler_per_clock, lanes=lanes,
                       smem_bpc=device.memory.smem_bandwidth_bytes_per_clock_per_sm, l2_bpc=ll.l2_bytes_per_clock,
@@ -581,7 +594,7 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
     lines_tile = np.array([float(sum(tile_load_lines(c))) for c in configs]) * (r.uses_smem > 0)
 
     def hide_of(bb):
-        return np.where(windowed(bb), pf_lone, pf) * np.maximum(r.buffers - 1, 1)
+        return T.prefetch_hide(np.where(windowed(bb), pf_lone, pf), r.buffers)
 
     # the SMs that run blocks: in a grid of one partial wave, whose blocks all start at once, one per block up to
     # all; otherwise all (a last partial wave after full ones overlaps their last blocks, which end at different
@@ -596,8 +609,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                      fetch_rate=fig.fetch_rate(code_bytes, safe_b * warps), overlap=ovl_of(safe_b * warps),
                      tile_exposure=fig.tile_exposure, scheduled=sim_full, scheduled_latency=simlat_full,
                      lockstep_bytes=unused * np.minimum(t.blocks / sms, 1.0), queue_cycles=queue,
-                     return_lines=lines_tile * windowed(safe_b))
-    args_tail = dict(args_full, b=tail_b, c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
+                     return_lines=lines_tile * windowed(safe_b), landing=landing_of(safe_b))
+    args_tail = dict(args_full, b=tail_b, landing=landing_of(tail_b), c_ffma=c_of(tail_b * warps), fetch_rate=fig.fetch_rate(code_bytes, tail_b * warps), hide=hide_of(tail_b),
                      overlap=ovl_of(tail_b * warps), scheduled=sim_tail, scheduled_latency=simlat_tail,
                      lockstep_bytes=unused * np.minimum(rem / sms, 1.0) * ((safe_b == 1) | (w.full_waves == 0)),
                      return_lines=lines_tile * windowed(tail_b))
@@ -628,7 +641,8 @@ def compute_stage(fig: Figures, r: ResourceStage, o: OccupancyStage, t: TrafficS
                         lockstep=np.broadcast_to(np.where(  # the full waves', or the tail's where the grid is one partial wave
                             w.full_waves > 0, T.lockstep_load_cycles(safe_b, args_full["lockstep_bytes"], ll.l2_bytes_per_clock),
                             T.lockstep_load_cycles(tail_b, args_tail["lockstep_bytes"], ll.l2_bytes_per_clock)), (n,)),
-                        load_queue=np.broadcast_to(queue * np.where(w.full_waves > 0, safe_b == 1, tail_b == 1), (n,)))
+                        load_queue=np.broadcast_to(queue * np.where(w.full_waves > 0, safe_b == 1, tail_b == 1), (n,)),
+                        ring_landing=np.broadcast_to(np.where(w.full_waves > 0, args_full["landing"], args_tail["landing"]), (n,)))
 
 
 @dataclass(frozen=True)
@@ -1387,6 +1401,7 @@ class Prediction(_M):
     edge_cycles: float = 0.0  # what the edge body adds to the whole run, every wave (cycles)
     lockstep_extra_cycles: float = 0.0  # what the unused sectors of a lone block's lines add to its load phase (terms.lockstep_load_cycles)
     load_queue_cycles: float = 0.0  # what a lone block's scalar tile loads wait in the L1's queue for L2 lines (terms.load_queue_cycles)
+    ring_landing_cycles: float = 0.0  # what a cp.async ring's tile waits beyond its load phase to land from DRAM (terms.ring_landing_extra)
     # the last wave's blocks, where the load-use window applies: cycles their prefetched tile's lines wait behind their own
     # shared loads in the L1 data stage (terms.data_stage_wait)
     data_stage_wait_cycles: float = 0.0
@@ -1540,6 +1555,7 @@ def prediction_row(bt: PredictionBatch, k: int, config: KernelConfig, build: Bui
         edge_cycles=float(bt.edge_cycles[k]),
         lockstep_extra_cycles=float(c.lockstep[k]),
         load_queue_cycles=float(c.load_queue[k]),
+        ring_landing_cycles=float(c.ring_landing[k]),
         data_stage_wait_cycles=float(c.data_stage_wait[k]),
         lone_fetch_interval_cycles=float(c.lone_fetch_interval[k]),
         load_use_share=None if not np.isfinite(c.load_use_share[k]) else float(c.load_use_share[k]),

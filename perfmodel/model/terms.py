@@ -230,6 +230,50 @@ def loaded_dram_latency(dram_lat, lines_per_sm, ratio_by_lines):
     return np.asarray(dram_lat, float) * interp_log2(ratio_by_lines, lines_per_sm)
 
 
+def prefetch_hide(share, buffers):
+    """Compute phases that hide a prefetched tile's loads (tile_cycles' `hide`): `share`, the part of the phase that
+    issues them which follows them in the binary (measure.sass), then the s - 2 whole phases before the tile is used:
+    a ring of s buffers (async_pipeline) first uses the copies issued in one k-tile s - 1 k-tiles later; double
+    buffering (s = 2) has the share alone."""
+    return share + np.maximum(np.asarray(buffers) - 2, 0)
+
+
+def copy_landing_cycles(kb, chase, cycles_by_kb):
+    """Clocks for `kb` KB of cp.async copies an SM to land from DRAM: the measured table
+    (memory.dram_copy_landing_cycles_by_KB, {"KB": clocks}) read linearly from the pointer chase at 0 KB, and past its
+    last point along its last slope."""
+    x = np.array([0.0] + sorted(float(k) for k in cycles_by_kb))
+    y = np.array([float(chase)] + [float(cycles_by_kb[k]) for k in sorted(cycles_by_kb, key=float)])
+    kb = np.asarray(kb, float)
+    slope = (y[-1] - y[-2]) / (x[-1] - x[-2])
+    return np.where(kb <= x[-1], np.interp(kb, x, y), y[-1] + slope * (kb - x[-1]))
+
+
+def ring_landing_extra(kb_sm, chase, cycles_by_kb, dram_lat, l2_lat, mem_lat, burst):
+    """Cycles a ring of cp.async copies (async_pipeline) waits for its tile beyond what the load phase counts
+    (mem_lat + burst), added to the load phase its prefetch must hide (tile_cycles, kind 2: `landing`).
+
+    The load phase counts the pointer chase (one line in flight in the whole GPU) and then the tile's bytes
+    through the SM's L2->SM port. Copies from DRAM measured alone (benchmarks/copy_landing.py: every SM copies
+    a tile a round from a region larger than the L2) land later, and the later the more bytes an SM has in
+    flight: on the H100 1,106 / 1,194 / 1,412 / 1,790 / 2,000 clocks a round for 2 / 4 / 8 / 16 / 20 KB an SM,
+    about 50 clocks a KB against the pointer chase's ~700 and the port's ~9 clocks a KB; the same with 4 or 8 warps,
+    mostly the SM's own bytes (16 SMs keep 86-92 % of the landing on all 132), and b blocks of T KB on an SM land
+    within 15 % of one block of b x T KB (docs/model.md, "async_pipeline's two-stage ring"). So the wait is
+    landing(kb_sm) - (dram_lat + burst) where the tile comes from DRAM, with kb_sm the KB of one k-tile of the
+    blocks an SM runs at once (b x tile bytes: resident blocks share the schedulers round-robin, so they copy
+    their tiles together), and nothing where the L2 serves it (copies from L2-resident tiles: a two-stage ring
+    never waited longer than the phase). A tile mixes both as the latency does: the share of DRAM in the load
+    latency, (mem_lat - l2_lat) / (dram_lat - l2_lat) (1 for a grid of one wave, whose every k-tile is a first
+    touch), scales the wait. burst: the resident blocks' tile bytes through the port, in cycles.
+    cycles_by_kb: None where nobody measured the landing (nothing added)."""
+    if not cycles_by_kb:
+        return np.zeros(np.broadcast(kb_sm, mem_lat).shape)
+    dram_lat, l2_lat, mem_lat = (np.asarray(x, float) for x in (dram_lat, l2_lat, mem_lat))
+    share = np.clip((mem_lat - l2_lat) / np.maximum(dram_lat - l2_lat, 1.0), 0.0, 1.0)
+    return share * np.maximum(0.0, copy_landing_cycles(kb_sm, chase, cycles_by_kb) - (dram_lat + burst))
+
+
 # the C stores' phases (predict.last_wave_store_cycles, lone_block_store_cycles) counted for the elements inside C
 # only (c_tile_filled), as the kernels' edge bodies store them; on together with FLUSH_WRITEBACK, scored on the H100
 # and H200 shape runs (docs/model.md, "The flush's dirty lines in the dram term"); off, a store phase moves the
@@ -463,7 +507,7 @@ EDGE_FETCH = True
 
 def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide=1.0, fetch_rate=np.inf, overlap=0.0,
                 tile_exposure: Optional[Callable] = None, scheduled=None, lockstep_bytes=0.0,
-                scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0, queue_cycles=0.0):
+                scheduled_latency=None, sms_share=1.0, store_bpc=None, return_lines=0.0, queue_cycles=0.0, landing=0.0):
     """SM cycles for b resident blocks to each finish one k-tile; the largest term bounds it.
 
     fma: b*FFMA*c/(lanes/32)/f_fma (c = issue cycles per FFMA: 1 from the datasheet, peak/measured
@@ -487,7 +531,9 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     the transfer of the SM's whole burst after its compute phase max(issue, smem); with double
     buffering only what outlasts the compute phase is exposed: the share `hide` of the compute
     phase that the binary issues after the loads (measure.sass); a ring of s buffers (async_pipeline)
-    has s - 1 tiles in flight, so `hide` spans s - 1 compute phases. Nothing couples different SMs,
+    has s - 1 tiles in flight: the copies issued in one k-tile are first used s - 1 k-tiles later, so `hide` is
+    that share of the phase that issues them plus s - 2 whole phases (2.4, not 3 x 0.8, for a four-stage ring
+    whose copies come after a fifth of its phase). Nothing couples different SMs,
     so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
     share (the l2 term). Without a measured port the share is used (datasheets do not give it).
@@ -526,6 +572,8 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     data_stage_wait (0 elsewhere: other blocks' warps issue in the wait, and a single-buffered block's stage is idle).
     queue_cycles (per config): where one block runs per SM, what its scalar tile loads wait beyond latency + burst
     as the L1 takes an SM's loads that miss it at a limited rate (load_queue_cycles), added to the load phase.
+    landing (per config): what a ring of cp.async copies waits for its tile to land from DRAM beyond the load phase
+    (ring_landing_extra), added to the load phase its prefetch hides (kind 2; 0 elsewhere).
     kind: 0 one element per thread, 1 tiled, 2 tiled with prefetch.
     Returns (cycles per term stacked, exposed latency, X: the measured share of the load phase a
     single-buffered kernel exposes, NaN where it does not apply)."""
@@ -571,7 +619,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
         single = share * load_phase
     # a prefetched tile's lines behind the block's shared loads in the L1 data stage (data_stage_wait; return_lines: its
     # lines where the load-use window applies, else 0)
-    pf_phase = load_phase + block_stage_wait(return_lines, t_smem, b, compute)
+    pf_phase = load_phase + landing + block_stage_wait(return_lines, t_smem, b, compute)
     exposed = np.where(kind == 0, exposed_k,
                        np.where(kind == 2, np.maximum(0.0, pf_phase - hide * compute), single)
                        + np.where(has_sim, 0.0, 2 * smem_latency))

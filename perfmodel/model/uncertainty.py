@@ -484,6 +484,8 @@ def draw_times(bt, idx: Optional[Sequence[int]] = None, only: Optional[str] = No
         else:
             port = None
         lat = wk["mem_latency"] * lm * ck
+        if a.get("landing") is not None:  # a ring's landing wait: a latency, drawn as the load latency is
+            a["landing"] = a["landing"] * lm * ck
         wk.update(mem_latency=lat, exposed_k=wk["exposed_k"] + (lat - wk["mem_latency"]) / wk["load_steps"],
                   dram_bytes=wk["dram_bytes"] * dram_scale, dram_bus_bytes=wk["dram_bus_bytes"] * dram_scale)
         rates = replace(r, smem_bpc=r.smem_bpc * rs, l2_bpc=l2 * rl / ck, dram_bpc=_take(r.dram_bpc, idx, n_all) * rd / ck,
