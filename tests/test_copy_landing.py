@@ -118,3 +118,18 @@ def test_blocks_sharing_an_sm_land_their_bytes_together():
             assert abs(clocks / one[b * kb] - 1.0) < 0.15, (b, kb)
     for b in (4, 8):
         assert got[(b, 4)] / got[(1, 4)] > 1.3 and got[(b, 2)] / got[(1, 2)] > 1.1
+
+
+def test_what_the_whole_chip_adds_grows_with_the_tile():
+    """Copies alone from DRAM on 16, 33, 66 and 132 SMs: the share of the 132-SM landing kept on 33 SMs falls as the
+    tile grows (4 KB 0.98, 8 KB 0.93, 16 KB 0.80), and most of what all SMs add comes past 66 (+28, +89 and +288 clocks
+    at 4, 8 and 16 KB). The 2 KB row on 16 SMs reads 32 MiB that the L2 keeps between launches: 803 clocks, under the
+    DRAM landing of any other row."""
+    rows = _rows("copy-landing-busy-20261207-h100-sxm.json")
+    land = {(r["blocks"], r["tile_bytes"] // 1024): r["copies_clocks"] for r in rows}
+    assert len(land) == 16
+    share = [land[(33, kb)] / land[(132, kb)] for kb in (4, 8, 16)]
+    assert share == sorted(share, reverse=True) and share[0] > 0.95 and share[-1] < 0.85
+    added = [land[(132, kb)] - land[(66, kb)] for kb in (4, 8, 16)]
+    assert added == sorted(added) and added[-1] > 200
+    assert land[(16, 2)] < 0.8 * min(v for k, v in land.items() if k != (16, 2))
