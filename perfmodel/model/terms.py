@@ -532,7 +532,7 @@ def tile_cycles(b, work: TileWork, rates: SMRates, f: Fractions, *, c_ffma, hide
     buffering only what outlasts the compute phase is exposed: the share `hide` of the compute
     phase that the binary issues after the loads (measure.sass); a ring of s buffers (async_pipeline)
     has s - 1 tiles in flight: the copies issued in one k-tile are first used s - 1 k-tiles later, so `hide` is
-    that share of the phase that issues them plus s - 2 whole phases (2.4, not 3 x 0.8, for a four-stage ring
+    that share of the phase that issues them plus s - 2 whole phases (2.8, not 3 x 0.8 = 2.4, for a four-stage ring
     whose copies come after a fifth of its phase). Nothing couples different SMs,
     so one SM's burst arrives through its own L2->SM port (`port_bpc`, measured by perfmodel
     calibrate), not at its 1/SMs share of the L2 bandwidth; the average rate stays bounded by the
