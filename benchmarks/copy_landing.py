@@ -10,7 +10,8 @@ meets the block's barrier. Each configuration is timed four ways: a two-stage ri
 round's copies land within one phase), a three-stage ring (wait_group 1 and two buffers: within two phases), the
 phase alone (no copies) and the copies alone (no phase), in SM clocks a round; two-stage minus three-stage is what a
 two-stage ring exposes of its copies' landing. Prints a table, writes every timing as JSON (never over an existing
-file).
+file). With `--cold-mb`, a plan in which some configuration's rounds copy no more bytes than the L2 holds is refused
+before anything is timed (one line, exit 2): the warm-up run would leave its tiles in the L2.
 
     python3 benchmarks/copy_landing.py OUT.json [--warps 4,8] [--copies 6,2] [--lds 0,1,2,3,4,8] [--ffma 16]
                                                  [--ksteps 64] [--rounds 1024] [--reps 7] [--cold-mb 0] [--blocks 0]
@@ -24,6 +25,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Optional
 
 SRC = r'''
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
@@ -91,14 +93,47 @@ def _ints(text: str, name: str) -> list[int]:
     return v
 
 
+def plan(warps: list[int], copies: list[int], blocks: list[int], per_sm: list[int], sms: int, cold_mb: int, rounds: int):
+    """The configurations in the order they run: (warps, copies a thread, grid, blocks an SM, tile bytes, source tiles,
+    bytes a timed run copies from distinct tiles). A block copies tile (round * grid + block) % tiles in turn, so a
+    run touches min(tiles, rounds * grid) tiles."""
+    out = []
+    for (w, c), g, b in ((wc, g, b) for b in per_sm for g in blocks for wc in zip(warps, copies)):
+        grid = (min(g, sms) if g else sms) * b  # the busy SMs, b blocks each (the scheduler spreads a grid over the SMs)
+        tile = c * 32 * w * 16
+        tiles = max(grid, cold_mb * 2**20 // tile)
+        out.append((w, c, grid, b, tile, tiles, min(tiles, rounds * grid) * tile))
+    return out
+
+
+def l2_resident(configs: list, cold_mb: int, l2_bytes: int) -> Optional[str]:
+    """With --cold-mb, the first configuration whose timed run copies no more bytes than the L2 holds (the warm-up
+    run leaves them there: its copies would come from the L2, not DRAM), as one line naming it and what would do;
+    None where every run walks more than the L2 (or without --cold-mb, whose tiles are meant to stay there)."""
+    if not cold_mb:
+        return None
+    for w, c, grid, b, tile, tiles, touched in configs:
+        if touched <= l2_bytes:
+            least = l2_bytes // (grid * tile) + 1
+            return (f"{grid} blocks of {w} warps copying {tile // 1024} KB a round touch {touched / 2**20:.0f} MiB in "
+                    f"their rounds, no more than the {l2_bytes / 2**20:.0f} MiB L2: their copies would not come from DRAM; "
+                    f"give --rounds {least} or more (or more blocks)")
+    return None
+
+
 def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: int, ksteps: int, rounds: int, reps: int,
          cold_mb: int, blocks: list[int], per_sm: list[int] = (1,)) -> None:
     import cupy as cp
     import pynvml
 
+    sms = cp.cuda.Device(0).attributes["MultiProcessorCount"]
+    configs = plan(warps, copies, blocks, per_sm, sms, cold_mb, rounds)
+    why = l2_resident(configs, cold_mb, cp.cuda.Device(0).attributes["L2CacheSize"])
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        sys.exit(2)
     pynvml.nvmlInit()
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
-    sms = cp.cuda.Device(0).attributes["MultiProcessorCount"]
     grid = sms
     name = pynvml.nvmlDeviceGetName(h)
     o = cp.zeros(1, dtype=cp.float32)
@@ -119,11 +154,8 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
             clocks.append(mhz)
         return statistics.median(per), min(per), max(per), statistics.median(clocks)
 
-    for (w, c), g, b in ((wc, g, b) for b in per_sm for g in blocks for wc in zip(warps, copies)):
-        grid = (min(g, sms) if g else sms) * b  # the busy SMs, b blocks each (the scheduler spreads a grid over the SMs)
+    for w, c, grid, b, tile, tiles, touched in configs:
         threads = 32 * w
-        tile = c * threads * 16
-        tiles = max(grid, cold_mb * 2**20 // tile)
         src = cp.ones(tiles * tile // 4, dtype=cp.float32)
         shared = 2 * c * threads * 16 + 4096
         for n in lds:
@@ -135,6 +167,7 @@ def main(out: Path, warps: list[int], copies: list[int], lds: list[int], ffma: i
             alone = timed(kern, threads, a + (cp.int32(0), cp.int32(2), cp.int32(tiles)), shared)
             r = dict(warps=w, copies_per_thread=c, tile_bytes=c * threads * 16, lds_per_step=n, ffma_per_step=ffma,
                      ksteps=ksteps, rounds=rounds, lds_per_ffma=n / ffma, source_tiles=tiles, cold_mb=cold_mb, blocks=grid, per_sm=b,
+                     touched_MiB=touched / 2**20,
                      two_stage_clocks=two[0], two_stage_range=two[1:3], three_stage_clocks=three[0],
                      three_stage_range=three[1:3], phase_clocks=phase[0], phase_range=phase[1:3],
                      copies_clocks=alone[0], copies_range=alone[1:3], sm_clock_MHz=two[3],

@@ -133,3 +133,30 @@ def test_what_the_whole_chip_adds_grows_with_the_tile():
     added = [land[(132, kb)] - land[(66, kb)] for kb in (4, 8, 16)]
     assert added == sorted(added) and added[-1] > 200
     assert land[(16, 2)] < 0.8 * min(v for k, v in land.items() if k != (16, 2))
+
+
+def _module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("copy_landing", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_cold_run_that_the_l2_would_hold_is_refused_before_timing():
+    """The busy-SM run's plan (--warps 4,4,4,4 --copies 1,2,4,8 --blocks 16,33,66,0 --cold-mb 256, 1,024 rounds) on the
+    H100's 50 MiB L2: the check names exactly the row its record shows L2-resident (16 blocks of 2 KB touch 32 MiB) and
+    the rounds that would take it past the L2; without that row, or with twice the rounds, it passes; tiles meant to
+    stay in the L2 (no --cold-mb) are never refused."""
+    from perfmodel import load_device
+    mod = _module()
+    l2 = load_device("h100-sxm").memory.l2_bytes
+    plan = mod.plan([4, 4, 4, 4], [1, 2, 4, 8], [16, 33, 66, 0], [1], 132, 256, 1024)
+    assert len(plan) == 16
+    rows = _rows("copy-landing-busy-20261207-h100-sxm.json")
+    assert [(p[2], p[4], p[5]) for p in plan] == [(r["blocks"], r["tile_bytes"], r["source_tiles"]) for r in rows]
+    why = mod.l2_resident(plan, 256, l2)
+    assert why.startswith("16 blocks of 4 warps copying 2 KB a round touch 32 MiB") and "--rounds 1601 or more" in why
+    assert mod.l2_resident([p for p in plan if not (p[2] == 16 and p[4] == 2048)], 256, l2) is None
+    assert mod.l2_resident(mod.plan([4], [1], [16], [1], 132, 256, 1601), 256, l2) is None
+    assert mod.l2_resident(mod.plan([4], [1], [16], [1], 132, 0, 1024), 0, l2) is None
