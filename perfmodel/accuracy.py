@@ -102,10 +102,12 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
 POINT_FIELDS = ("run", "kernel", "config", "group", "shape", "class", "M", "N", "K", "measured_gflops", "predicted_gflops",
                 "error_pct", "bound", "regime", "blocks_per_sm", "waves", "registers", "local_frame_bytes",
                 "q05_gflops", "q25_gflops", "q75_gflops", "q95_gflops")
-# what `--by` groups the points by: a point's field, or the band of waves its grid runs in, or of the registers
-# per thread its prediction used (the binary's where known; the top band: at the 255-register cap, nvcc allocates 250-255)
-GROUP_KEYS = ("kernel", "bound", "regime", "class", "run", "group", "shape", "waves", "registers")
+# what `--by` groups the points by: a point's field, or the band of waves its grid runs in, of the registers
+# per thread its prediction used (the binary's where known; the top band: at the 255-register cap, nvcc allocates 250-255),
+# or of the blocks resident on an SM (the occupancy's; from three on they drift apart: terms.waves)
+GROUP_KEYS = ("kernel", "bound", "regime", "class", "run", "group", "shape", "waves", "registers", "blocks")
 WAVE_BANDS = ((1.0, "under 1"), (2.0, "1-2"), (4.0, "2-4"), (16.0, "4-16"), (float("inf"), "16 or more"))
+BLOCK_BANDS = ((2, "1"), (3, "2"), (5, "3-4"), (9, "5-8"), (float("inf"), "9 or more"))
 REGISTER_BANDS = ((65, "up to 64"), (129, "65-128"), (193, "129-192"), (250, "193-249"), (float("inf"), "250-255 (the cap)"))
 
 
@@ -136,9 +138,9 @@ def parse_group_keys(text: str, allowed: tuple[str, ...] = GROUP_KEYS) -> tuple[
 
 
 def _group_value(p: dict, key: str) -> str:
-    bands = {"waves": WAVE_BANDS, "registers": REGISTER_BANDS}.get(key)
+    bands = {"waves": WAVE_BANDS, "registers": REGISTER_BANDS, "blocks": BLOCK_BANDS}.get(key)
     if bands is not None:
-        w = p.get(key)
+        w = p.get("blocks_per_sm" if key == "blocks" else key)
         return "n/a" if w is None else next(name for top, name in bands if w < top)
     v = p.get(key)
     return "-" if v is None else str(v)

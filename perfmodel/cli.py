@@ -362,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="how the prediction intervals did, per figure source: the runs (default the accuracy set) with "
                          "measured, generation and datasheet figures, and the published points")
     ac.add_argument("--by", metavar="KEYS", help="also break the scored points down by these comma-separated keys "
-                    "(kernel, bound, regime, class, run, group, shape, waves, registers; with --published: source, device, "
+                    "(kernel, bound, regime, class, run, group, shape, waves, registers, blocks; with --published: source, device, "
                     "generation, kernel, bound, registers): points, MAPE, bias and share of the summed absolute error per group, "
                     "largest share first")
     ac.add_argument("--points", metavar="FILE", help="write every scored point (run, kernel, configuration, shape, measured "

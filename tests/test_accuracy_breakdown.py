@@ -15,13 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "results" / "20261122-153912-h100-sxm-seed10"
 
 
-def _pt(kernel, bound, err, waves, registers=None):
-    return dict(kernel=kernel, bound=bound, error_pct=err, waves=waves, regime="many", run="r", registers=registers)
+def _pt(kernel, bound, err, waves, registers=None, blocks=None):
+    return dict(kernel=kernel, bound=bound, error_pct=err, waves=waves, regime="many", run="r", registers=registers,
+                blocks_per_sm=blocks)
 
 
 def test_groups_hold_every_point_and_rank_by_their_share_of_the_error():
-    pts = [_pt("a", "fma", +10.0, 8.0, 255), _pt("a", "fma", -10.0, 8.0, 250), _pt("b", "smem", +30.0, 0.5, 249),
-           _pt("b", "fma", -2.0, 1.5, 64), _pt("c", "l2", +4.0, None)]
+    pts = [_pt("a", "fma", +10.0, 8.0, 255, 1), _pt("a", "fma", -10.0, 8.0, 250, 4), _pt("b", "smem", +30.0, 0.5, 249, 5),
+           _pt("b", "fma", -2.0, 1.5, 64, 9), _pt("c", "l2", +4.0, None)]
     by = group_errors(pts, ("kernel",))
     assert [g["group"]["kernel"] for g in by] == ["b", "a", "c"]  # 32, 20 and 4 of the 56 summed
     assert sum(g["points"] for g in by) == len(pts)
@@ -33,13 +34,15 @@ def test_groups_hold_every_point_and_rank_by_their_share_of_the_error():
     assert bands == {"4-16": 2, "under 1": 1, "1-2": 1, "n/a": 1}
     regs = {g["group"]["registers"]: (g["points"], g["bias_pct"]) for g in group_errors(pts, ("registers",))}
     assert regs == {"250-255 (the cap)": (2, 0.0), "193-249": (1, 30.0), "up to 64": (1, -2.0), "n/a": (1, 4.0)}
+    blocks = {g["group"]["blocks"]: (g["points"], g["bias_pct"]) for g in group_errors(pts, ("blocks",))}
+    assert blocks == {"5-8": (1, 30.0), "1": (1, 10.0), "3-4": (1, -10.0), "9 or more": (1, -2.0), "n/a": (1, 4.0)}
     two = group_errors(pts, ("kernel", "bound"))
     assert len(two) == 4 and {tuple(g["group"].values()) for g in two} == {("a", "fma"), ("b", "smem"), ("b", "fma"), ("c", "l2")}
 
 
 def test_group_keys_are_checked():
     assert parse_group_keys(" kernel, regime ") == ("kernel", "regime")
-    assert set(GROUP_KEYS) >= {"kernel", "bound", "regime", "class", "waves", "registers"}
+    assert set(GROUP_KEYS) >= {"kernel", "bound", "regime", "class", "waves", "registers", "blocks"}
     for bad in ("", "kernel,nope", "run,run"):
         with pytest.raises(UserError):
             parse_group_keys(bad)
