@@ -266,3 +266,48 @@ def test_single_buffered_kernels_on_16_lane_schedulers_expose_their_load_phase()
     assert single.cycles_per_tile["issue"] < 0.6 * single.cycles_per_tile["fma"]
     assert single.cycles_per_tile["latency"] > 1.15 * single.cycles_per_tile["fma"] and single.bound == "latency"
     assert double.bound == "fma" and double.gflops > 1.1 * single.gflops
+
+
+def test_blocks_apart_fill_the_waits_that_warps_in_step_leave():
+    """simulate's `apart` (schedule.BLOCKS_APART, off in the model): a k-tile of eight steps, each three shared loads
+    and 32 FFMAs that wait for them, behind a tile boundary of global loads, stores and barriers. Six warps of six
+    blocks replayed in step all wait for their fragments at once; started at evenly spread points of the loop, the
+    others issue in each one's wait and the pass comes down to the scheduler's issue (6 x (256 x 1.25 + 96) = 2,112
+    clocks). The warps of one block stay together: six warps of one block replay the same either way."""
+    head, step = "GGTTTTB", "SSS" + "F" * 32
+    cls = head + step * 8 + "B"
+    deps = [[] for _ in cls]
+    for s in range(8):
+        for f in range(32):
+            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]  # each FFMA needs one of its step's three loads
+    p = prog(cls, deps)
+    issue = 6 * (256 * 1.25 + len(cls) - 256)
+    in_step = simulate(p, 6, 1, 1.25, 29, 33, 4, 1, 4, 4)
+    apart = simulate(p, 6, 1, 1.25, 29, 33, 4, 1, 4, 4, apart=True)
+    assert in_step > 1.1 * issue
+    assert issue * 0.99 <= apart <= 1.02 * issue
+    one_block = simulate(p, 6, 6, 1.25, 29, 33, 4, 1, 4, 4)
+    assert simulate(p, 6, 6, 1.25, 29, 33, 4, 1, 4, 4, apart=True) == one_block
+
+
+def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
+    """With schedule.BLOCKS_APART on, compute_cycles_per_tile spreads the blocks where three or more of them share the
+    SM (they drift apart: terms.waves, Figures.tile_exposure) and keeps one or two in step; off, never."""
+    from perfmodel.model import schedule
+    head, step = "GGTTTTB", "SSS" + "F" * 32
+    cls = head + step * 8 + "B"
+    deps = [[] for _ in cls]
+    for s in range(8):
+        for f in range(32):
+            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]
+    p = prog(cls, deps)
+    p["id"] = "apart-switch"
+
+    def cyc(blocks):
+        return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0)
+
+    off = {b: cyc(b) for b in (2, 3, 6)}
+    monkeypatch.setattr(schedule, "BLOCKS_APART", True)
+    on = {b: cyc(b) for b in (2, 3, 6)}
+    assert on[2] == off[2]
+    assert on[3] < off[3] and on[6] < 0.95 * off[6]

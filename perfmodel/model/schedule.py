@@ -74,6 +74,9 @@ BANK_SLACK = 1.0  # clocks an instruction may issue before the banks it reads ar
 # shared loads' register writes charged to the register banks when they issue: measured on calibrate's loops and
 # not adopted (docs/model.md, "Calibrate's loops timed long enough"); benchmarks/ffma_loops.py replays with it
 LDS_WRITEBACK = False
+# the replay's blocks at evenly spread points of the loop where three or more are resident (simulate's `apart`):
+# evaluated on the H100 shape runs and not adopted (docs/model.md, "Blocks apart in the replay")
+BLOCKS_APART = False
 
 
 def passes_for(n: int) -> int:
@@ -85,7 +88,8 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
              local_latency: float, fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
              share: float, passes: int | None = None, global_latency: float = 0.0, banks: int = 0,
              ldg_wavefronts: float = 0.0, ffma_pipe: float = 1.0, returns: float = 0.0,
-             fetch_interval: float = 0.0, in_step: bool = False, lsu_pipe: float = 1.0, copy_clocks: tuple = ()) -> float:
+             fetch_interval: float = 0.0, in_step: bool = False, lsu_pipe: float = 1.0, copy_clocks: tuple = (),
+             apart: bool = False) -> float:
     """Cycles one pass of the loop takes on a scheduler holding `warps` warps (see the module doc).
     global_latency > 0: a global load's consumers wait that long after it issues (the edge-path term
     uses this to see how the binary orders its loads; the compute phase keeps 0, its load phase being
@@ -152,9 +156,13 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     bank0 = bank1 = -1e9  # when each bank finishes the reads given to it
     fma_hold = lock * float(ffma_pipe) * c_ffma  # clocks an FFMA keeps the FP32 pipe
     fma_free = -1e9  # when the FP32 pipe takes the next FFMA
-    done = [[0.0] * (P * n) for _ in range(W)]
-    pc = [0] * W  # absolute instruction index (pass * n + i)
-    ip = [0] * W  # pc % n
+    # apart: the blocks of this scheduler's warps start at evenly spread points of the loop (block j of B at
+    # j * n / B), as blocks that drifted apart run it; a block's own warps stay together (its barriers)
+    blocks_here = -(-W // per_block)
+    off = [((w // per_block) * n) // blocks_here if apart and lock == 1 else 0 for w in range(W)]
+    done = [[0.0] * ((P + 1) * n) for _ in range(W)]
+    pc = list(off)  # absolute instruction index (pass * n + i), from the warp's starting point
+    ip = [o % n for o in off]  # pc % n
     ready = [0.0] * W
     last = [-1.0 - w for w in range(W)]
     live = list(range(W))  # warps neither at a barrier nor finished, in order (none left: every one is done, or
@@ -164,6 +172,7 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
     sched = 0.0
     pipe = 0.0
     end = P * n
+    stop = [o + end for o in off]  # each warp runs P passes from where it starts
     while live:
         best, t_best = -1, float("inf")
         s0 = bank0 - BANK_SLACK
@@ -211,9 +220,10 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
         j = i + 1
         if j == n:
             j = 0
-            pass_end[w][g // n - 1] = t
+        if (g - off[w]) % n == 0:
+            pass_end[w][(g - off[w]) // n - 1] = t
         ip[w] = j
-        if g >= end:
+        if g >= stop[w]:
             live.remove(w)
         else:
             r = t + hold[i]  # the warp's next instruction waits out this one's stall count
@@ -231,11 +241,11 @@ def simulate(program: dict, warps: int, warps_per_block: int, c_ffma: float, sme
                 release = t + 1.0
                 for v in group:
                     ready[v] = max(ready[v], release)
-                    if v != w and pc[v] < end:
+                    if v != w and pc[v] < stop[v]:
                         live.append(v)
                 live.sort()
                 waiting[blk] = []
-            elif g < end:
+            elif g < stop[w]:
                 live.remove(w)
     if P > 1:  # steady state: from the last warp finishing pass 1 to the last finishing pass P
         span = (max(pe[P - 1] for pe in pass_end) - max(pe[0] for pe in pass_end)) / (P - 1)
@@ -308,8 +318,8 @@ def program_key(program: dict) -> str:
 
 @lru_cache(maxsize=65536)
 def _cached(program_id: str, args: tuple) -> float:
-    *positional, lsu_pipe, copy_clocks = args  # simulate's arguments up to fetch_interval, then two keywords (in_step stays free)
-    return simulate(_PROGRAMS[program_id], *positional, lsu_pipe=lsu_pipe, copy_clocks=copy_clocks)
+    *positional, lsu_pipe, copy_clocks, apart = args  # simulate's arguments up to fetch_interval, then three keywords (in_step stays free)
+    return simulate(_PROGRAMS[program_id], *positional, lsu_pipe=lsu_pipe, copy_clocks=copy_clocks, apart=apart)
 
 
 _PROGRAMS: dict[str, dict] = {}  # loop programs by their id (a digest of the loop's SASS)
@@ -455,5 +465,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
             round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
             round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe),
-            tuple(copy_clocks))
+            tuple(copy_clocks), bool(BLOCKS_APART and resident_warps >= 3 * warps_per_block))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
