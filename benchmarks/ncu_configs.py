@@ -17,6 +17,9 @@
    depth: four configurations of benchmarks/ktile_depth.py at M = N = 4096, K = 64 (3.9 waves of 8 or 4 k-tiles),
    where double_buffer and tiled_2d_float4 cost 2-5 us a wave more than the model and warp_tiled does not:
    active SM cycles against elapsed, global store sectors, L2 writes, DRAM bytes
+   packed: warp_tiled configurations of the H100 shape runs with three to eight blocks an SM that the model predicts
+   11-17 % slow (its replay keeps the blocks' warps in step), beside the ladder's warp_tiled, double_buffer and
+   tiled_2d_float4, at 4096^3: stall reasons per issued instruction, shared wavefronts, issue and FMA-pipe activity
    localarrays: 256 x 256 tiles of 1,024 threads at 64 registers and of 512 threads at 32 (their accumulators in
    local memory, frames of 0.7-3.6 KB a thread), which the model predicts 40-63 % slow: local-memory sectors
    and L1 hits, L2 and DRAM bytes against the frames the model places in L2 and DRAM"""
@@ -54,6 +57,12 @@ LOCALARRAYS = [("tiled_2d_float4", dict(bm=256, bn=256, bk=16, tm=8, tn=8)),
                ("warp_tiled", dict(bm=256, bn=256, bk=8, tm=4, tn=16, wm=64, wn=64, wn_iter=2))]
 if sys.argv[1:] == ["localarrays"]:
     CONFIGS = LOCALARRAYS
+PACKED = [("warp_tiled", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=tn, wm=wm, wn=wn, wn_iter=it)) for bm, bn, bk, tm, tn, wm, wn, it in (
+    (64, 64, 16, 4, 4, 64, 16, 2), (128, 64, 16, 4, 8, 64, 32, 1), (64, 128, 32, 8, 4, 32, 64, 2),
+    (64, 128, 16, 4, 4, 64, 32, 4), (16, 128, 16, 4, 4, 16, 128, 2))] + [("warp_tiled", {}), ("double_buffer", {}),
+                                                                        ("tiled_2d_float4", {})]
+if sys.argv[1:] == ["packed"]:
+    CONFIGS = PACKED
 FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
        ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
