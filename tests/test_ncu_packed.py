@@ -1,7 +1,8 @@
 """`bash benchmarks/ncu_configs.sh packed` read back on the CPU (results/archive/ncu-packed-20261207-h100-sxm.csv): five
 warp_tiled configurations with 3-8 blocks an SM that the model has 11-17 % slow, beside the ladder's warp_tiled,
 double_buffer and tiled_2d_float4 at 4096^3 (docs/model.md, "Blocks apart in the replay"). The model's times are the
-ones the expectation wrote down before the run (the in-step replay, and with schedule.BLOCKS_APART on)."""
+ones the expectation wrote down before the run (the in-step replay, and with schedule.BLOCKS_APART on as it was at
+9187700: every replay apart)."""
 import re
 from pathlib import Path
 

@@ -291,8 +291,9 @@ def test_blocks_apart_fill_the_waits_that_warps_in_step_leave():
 
 
 def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
-    """With schedule.BLOCKS_APART on, compute_cycles_per_tile spreads the blocks where three or more of them share the
-    SM (they drift apart: terms.waves, Figures.tile_exposure) and keeps one or two in step; off, never."""
+    """With schedule.BLOCKS_APART on, compute_cycles_per_tile spreads the blocks of the compute phase's replay where
+    three or more of them share the SM (they drift apart: terms.waves, Figures.tile_exposure) and keeps one or two in
+    step, and the replays with the global loads' latency always; off, never."""
     from perfmodel.model import schedule
     head, step = "GGTTTTB", "SSS" + "F" * 32
     cls = head + step * 8 + "B"
@@ -306,8 +307,13 @@ def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
     def cyc(blocks):
         return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0)
 
+    def with_latency(blocks):  # the same loop replayed with its global loads' latency (edge body, latency term)
+        return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0, global_latency=500.0)
+
     off = {b: cyc(b) for b in (2, 3, 6)}
+    off_lat = with_latency(6)
     monkeypatch.setattr(schedule, "BLOCKS_APART", True)
     on = {b: cyc(b) for b in (2, 3, 6)}
     assert on[2] == off[2]
     assert on[3] < off[3] and on[6] < 0.95 * off[6]
+    assert with_latency(6) == off_lat  # the replays with the global loads' latency stay in step

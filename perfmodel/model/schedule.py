@@ -74,8 +74,9 @@ BANK_SLACK = 1.0  # clocks an instruction may issue before the banks it reads ar
 # shared loads' register writes charged to the register banks when they issue: measured on calibrate's loops and
 # not adopted (docs/model.md, "Calibrate's loops timed long enough"); benchmarks/ffma_loops.py replays with it
 LDS_WRITEBACK = False
-# the replay's blocks at evenly spread points of the loop where three or more are resident (simulate's `apart`):
-# evaluated on the H100 shape runs and not adopted (docs/model.md, "Blocks apart in the replay")
+# the compute phase's replay with its blocks at evenly spread points of the loop where three or more are resident
+# (simulate's `apart`; the replays with the global loads' latency, the edge body's and the latency term's, stay in
+# step): evaluated on the H100 and H200 shape runs, not yet adopted (docs/model.md, "Blocks apart in the replay")
 BLOCKS_APART = False
 
 
@@ -465,5 +466,5 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
             round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
             round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe),
-            tuple(copy_clocks), bool(BLOCKS_APART and resident_warps >= 3 * warps_per_block))
+            tuple(copy_clocks), bool(BLOCKS_APART and resident_warps >= 3 * warps_per_block and not global_latency))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
