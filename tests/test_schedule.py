@@ -269,7 +269,7 @@ def test_single_buffered_kernels_on_16_lane_schedulers_expose_their_load_phase()
 
 
 def test_blocks_apart_fill_the_waits_that_warps_in_step_leave():
-    """simulate's `apart` (schedule.BLOCKS_APART, off in the model): a k-tile of eight steps, each three shared loads
+    """simulate's `apart` (schedule.BLOCKS_APART, on in the model): a k-tile of eight steps, each three shared loads
     and 32 FFMAs that wait for them, behind a tile boundary of global loads, stores and barriers. Six warps of six
     blocks replayed in step all wait for their fragments at once; started at evenly spread points of the loop, the
     others issue in each one's wait and the pass comes down to the scheduler's issue (6 x (256 x 1.25 + 96) = 2,112
@@ -310,6 +310,8 @@ def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
     def with_latency(blocks):  # the same loop replayed with its global loads' latency (edge body, latency term)
         return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0, global_latency=500.0)
 
+    assert schedule.BLOCKS_APART  # the model's setting
+    monkeypatch.setattr(schedule, "BLOCKS_APART", False)
     off = {b: cyc(b) for b in (2, 3, 6)}
     off_lat = with_latency(6)
     monkeypatch.setattr(schedule, "BLOCKS_APART", True)

@@ -76,8 +76,8 @@ BANK_SLACK = 1.0  # clocks an instruction may issue before the banks it reads ar
 LDS_WRITEBACK = False
 # the compute phase's replay with its blocks at evenly spread points of the loop where three or more are resident
 # (simulate's `apart`; the replays with the global loads' latency, the edge body's and the latency term's, stay in
-# step): evaluated on the H100 and H200 shape runs, not yet adopted (docs/model.md, "Blocks apart in the replay")
-BLOCKS_APART = False
+# step): on since it took the H100 and H200 shape runs closer (docs/model.md, "Blocks apart in the replay")
+BLOCKS_APART = True
 
 
 def passes_for(n: int) -> int:
