@@ -14,6 +14,10 @@
    (stall reasons, local-memory sectors and hits, instruction-fetch stalls)
    smallbk: the same double_buffer and tiled_2d_float4 tiles at bk = 4, 8 and 16 (the model predicts bk = 4
    configurations 7-16 % fast over the recorded runs): DRAM and L2 bytes and stall reasons per k-tile depth
+   latency: packed configurations (three to eight blocks an SM) of the H100 shape runs whose latency term's replay
+   (its global loads' latency, blocks in step) binds, five that schedule.LATENCY_APART (the same replay with the blocks
+   apart) moves further from the recorded measurement and two it moves closer: whether their time is the in-step
+   replay's or the apart one's (issue activity against the room each replay leaves, stall reasons)
    depth: four configurations of benchmarks/ktile_depth.py at M = N = 4096, K = 64 (3.9 waves of 8 or 4 k-tiles),
    where double_buffer and tiled_2d_float4 cost 2-5 us a wave more than the model and warp_tiled does not:
    active SM cycles against elapsed, global store sectors, L2 writes, DRAM bytes
@@ -63,6 +67,13 @@ PACKED = [("warp_tiled", dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=tn, wm=wm, wn=wn, w
                                                                         ("tiled_2d_float4", {})]
 if sys.argv[1:] == ["packed"]:
     CONFIGS = PACKED
+LATENCY = [("tiled_2d", dict(bm=64, bn=64, bk=64, tm=8, tn=4)), ("tiled_2d", dict(bm=32, bn=64, bk=64, tm=4, tn=16)),
+           ("double_buffer", dict(bm=128, bn=32, bk=8, tm=8, tn=16)), ("double_buffer", dict(bm=128, bn=32, bk=8, tm=16, tn=8)),
+           ("async_pipeline", dict(bm=64, bn=128, bk=4, stages=2, tm=8, tn=4, wm=32, wn=128, wn_iter=4)),
+           ("double_buffer", dict(bm=128, bn=64, bk=16, tm=8, tn=8)),
+           ("warp_tiled", dict(bm=64, bn=64, bk=16, tm=4, tn=4, wm=64, wn=16, wn_iter=2))]
+if sys.argv[1:] == ["latency"]:
+    CONFIGS = LATENCY
 FEW = [("tiled_2d", dict(bm=64, bn=16, bk=64, tm=2, tn=8)), ("tiled_2d", dict(bm=128, bn=16, bk=32, tm=4, tn=8)),
        ("tiled_2d", dict(bm=32, bn=16, bk=64, tm=4, tn=1)), ("tiled_2d", dict(bm=16, bn=32, bk=64, tm=2, tn=2)),
        ("tiled_2d", dict(bm=64, bn=32, bk=64, tm=8, tn=2)), ("tiled_1d", dict(bm=64, bn=64, bk=8, tm=8)),
