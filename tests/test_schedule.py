@@ -319,3 +319,34 @@ def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
     assert on[2] == off[2]
     assert on[3] < off[3] and on[6] < 0.95 * off[6]
     assert with_latency(6) == off_lat  # the replays with the global loads' latency stay in step
+
+
+def test_latency_apart_spreads_only_the_latency_terms_replay(monkeypatch):
+    """schedule.LATENCY_APART (off in the model: docs/model.md, "The latency term's replay with the blocks apart"): on,
+    the latency term's replay (latency_term, with the global loads' latency) of six blocks an SM is replayed with
+    its blocks apart and comes out shorter; the edge body's replay (the same loop and latency, not the latency term)
+    and two blocks an SM stay in step; off, the latency term's replay is the in-step one."""
+    from perfmodel.model import schedule
+    head, step = "GGTTTTB", "SSS" + "F" * 32
+    cls = head + step * 8 + "B"
+    deps = [[] for _ in cls]
+    for s in range(8):
+        for f in range(32):
+            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]
+    for f in range(4):
+        deps[2 + f] = [2 + f - f % 2]  # the stores wait for the tile's two global loads
+    p = prog(cls, deps)
+    p["id"] = "latency-apart-switch"
+
+    def lat(blocks, latency_term=True):
+        return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0, global_latency=500.0,
+                                       latency_term=latency_term)
+
+    assert not schedule.LATENCY_APART  # the model's setting
+    off = {b: lat(b) for b in (2, 6)}
+    edge = lat(6, latency_term=False)
+    assert edge == off[6]
+    monkeypatch.setattr(schedule, "LATENCY_APART", True)
+    assert lat(2) == off[2]
+    assert lat(6) < 0.9 * off[6]
+    assert lat(6, latency_term=False) == edge

@@ -1164,7 +1164,8 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
     where the frames do not fit in L1); returns: per config, ldg_returns (ResourceStage.ldg_returns); banks:
     the register-bank term's banks (0: none, Figures.register_banks); fetch_interval: loop code bytes -> the
     fewest clocks between a lone warp's instructions (Figures.lone_fetch_interval; None: no limit), taken at
-    the size of the loop replayed (16 B per instruction of the program: one pass, which may hold several k-tiles)."""
+    the size of the loop replayed (16 B per instruction of the program: one pass, which may hold several k-tiles);
+    global_latency: per config, the latency term's replay (its global loads' latency; None: the compute phase's)."""
     lat = device.latency
     sched = int(device.compute.warp_schedulers_per_sm)
     pipe = fp32_pipe_clocks(device.compute.fp32_lanes_per_sm, sched)
@@ -1180,7 +1181,7 @@ def _simulated(i: IssueStage, b, warps, c_ffma, configs, device, local_latency, 
                                          ldg_wavefronts=ldg_wavefronts(configs[k]), ffma_pipe=pipe, ldg_returns=float(returns[k]),
                                          lsu_pipe=lsu, fetch_interval=_loop_fetch_interval(fetch_interval, i.programs[k]),
                                          global_latency=0.0 if global_latency is None else float(np.ravel(global_latency)[k]),
-                                         copy_clocks=async_copy_clocks(device, configs[k]))
+                                         copy_clocks=async_copy_clocks(device, configs[k]), latency_term=global_latency is not None)
     return out
 
 

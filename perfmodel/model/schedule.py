@@ -78,6 +78,10 @@ LDS_WRITEBACK = False
 # (simulate's `apart`; the replays with the global loads' latency, the edge body's and the latency term's, stay in
 # step): on since it took the H100 and H200 shape runs closer (docs/model.md, "Blocks apart in the replay")
 BLOCKS_APART = True
+# the latency term's replay (the loop with its global loads' latency, terms.tile_cycles' scheduled_latency) with its
+# blocks apart as well, where three or more are resident: evaluated and not adopted (docs/model.md, "The latency
+# term's replay with the blocks apart"); the edge body's replay stays in step either way
+LATENCY_APART = False
 
 
 def passes_for(n: int) -> int:
@@ -445,14 +449,15 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
                             fixed_latency: float, lds_wavefronts: float, sts_wavefronts: float,
                             global_latency: float = 0.0, banks: int = 0, ldg_wavefronts: float = 0.0,
                             ffma_pipe: float = 1.0, ldg_returns: float = 0.0, fetch_interval: float = 0.0,
-                            lsu_pipe: float = 1.0, copy_clocks: tuple = ()) -> float:
+                            lsu_pipe: float = 1.0, copy_clocks: tuple = (), latency_term: bool = False) -> float:
     """SM cycles for the resident warps to finish one k-tile's compute phase (simulate, per tile); with
     global_latency > 0, the whole pass with its global loads' waits in the binary's order; banks: the
     generation's register banks (0: no register-bank term); ffma_pipe: fp32_pipe_clocks; ldg_returns:
     the wavefronts a warp's global loads of one k-tile take beyond their width (predict.ldg_returns);
     fetch_interval: the fewest clocks between a lone warp's instructions that the fetch allows (simulate);
     lsu_pipe: lsu_pipe_clocks; lds_wavefronts: the mean per shared load, or per instruction of the program
-    (lds_split); copy_clocks: simulate's (cp.async copies)."""
+    (lds_split); copy_clocks: simulate's (cp.async copies); latency_term: this is the latency term's replay (with
+    global_latency), whose blocks are apart only under LATENCY_APART."""
     W = int(np.ceil(resident_warps / schedulers))
     per_block = int(np.ceil(warps_per_block / schedulers))
     # the SM's pipe serves every resident warp's wavefronts; the busiest scheduler holds W of them, so a
@@ -466,5 +471,6 @@ def compute_cycles_per_tile(program: dict, tiles_per_pass: float, resident_warps
             round(float(sts_wavefronts), 4), share, None, round(float(global_latency), 1), int(banks),
             round(float(ldg_wavefronts), 4), float(ffma_pipe),
             round(float(ldg_returns) * tiles_per_pass, 4), round(float(fetch_interval), 4), float(lsu_pipe),
-            tuple(copy_clocks), bool(BLOCKS_APART and resident_warps >= 3 * warps_per_block and not global_latency))
+            tuple(copy_clocks), bool(resident_warps >= 3 * warps_per_block
+                                     and (BLOCKS_APART and not global_latency or LATENCY_APART and latency_term and global_latency)))
     return _cached(pid, args) / max(tiles_per_pass, 1e-9)
