@@ -268,19 +268,33 @@ def test_single_buffered_kernels_on_16_lane_schedulers_expose_their_load_phase()
     assert double.bound == "fma" and double.gflops > 1.1 * single.gflops
 
 
+def _eight_step_tile(pid=None, stores_wait=False):
+    """A k-tile of eight steps, each three shared loads and 32 FFMAs that wait for them (each FFMA one of its step's
+    three loads), behind a tile boundary of two global loads, four shared stores and a barrier; stores_wait: the
+    stores wait for the global loads. pid: the program's id (compute_cycles_per_tile caches by it)."""
+    head, step = "GGTTTTB", "SSS" + "F" * 32
+    cls = head + step * 8 + "B"
+    deps = [[] for _ in cls]
+    for s in range(8):
+        for f in range(32):
+            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]
+    if stores_wait:
+        for f in range(4):
+            deps[2 + f] = [2 + f - f % 2]
+    p = prog(cls, deps)
+    if pid:
+        p["id"] = pid
+    return p
+
+
 def test_blocks_apart_fill_the_waits_that_warps_in_step_leave():
     """simulate's `apart` (schedule.BLOCKS_APART, on in the model): a k-tile of eight steps, each three shared loads
     and 32 FFMAs that wait for them, behind a tile boundary of global loads, stores and barriers. Six warps of six
     blocks replayed in step all wait for their fragments at once; started at evenly spread points of the loop, the
     others issue in each one's wait and the pass comes down to the scheduler's issue (6 x (256 x 1.25 + 96) = 2,112
     clocks). The warps of one block stay together: six warps of one block replay the same either way."""
-    head, step = "GGTTTTB", "SSS" + "F" * 32
-    cls = head + step * 8 + "B"
-    deps = [[] for _ in cls]
-    for s in range(8):
-        for f in range(32):
-            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]  # each FFMA needs one of its step's three loads
-    p = prog(cls, deps)
+    p = _eight_step_tile()
+    cls = p["cls"]
     issue = 6 * (256 * 1.25 + len(cls) - 256)
     in_step = simulate(p, 6, 1, 1.25, 29, 33, 4, 1, 4, 4)
     apart = simulate(p, 6, 1, 1.25, 29, 33, 4, 1, 4, 4, apart=True)
@@ -295,14 +309,7 @@ def test_blocks_apart_only_where_three_or_more_blocks_are_resident(monkeypatch):
     three or more of them share the SM (they drift apart: terms.waves, Figures.tile_exposure) and keeps one or two in
     step, and the replays with the global loads' latency always; off, never."""
     from perfmodel.model import schedule
-    head, step = "GGTTTTB", "SSS" + "F" * 32
-    cls = head + step * 8 + "B"
-    deps = [[] for _ in cls]
-    for s in range(8):
-        for f in range(32):
-            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]
-    p = prog(cls, deps)
-    p["id"] = "apart-switch"
+    p = _eight_step_tile("apart-switch")
 
     def cyc(blocks):
         return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0)
@@ -327,16 +334,7 @@ def test_latency_apart_spreads_only_the_latency_terms_replay(monkeypatch):
     its blocks apart and comes out shorter; the edge body's replay (the same loop and latency, not the latency term)
     and two blocks an SM stay in step; off, the latency term's replay is the in-step one."""
     from perfmodel.model import schedule
-    head, step = "GGTTTTB", "SSS" + "F" * 32
-    cls = head + step * 8 + "B"
-    deps = [[] for _ in cls]
-    for s in range(8):
-        for f in range(32):
-            deps[len(head) + 35 * s + 3 + f] = [3 + f - f % 3]
-    for f in range(4):
-        deps[2 + f] = [2 + f - f % 2]  # the stores wait for the tile's two global loads
-    p = prog(cls, deps)
-    p["id"] = "latency-apart-switch"
+    p = _eight_step_tile("latency-apart-switch", stores_wait=True)
 
     def lat(blocks, latency_term=True):
         return compute_cycles_per_tile(p, 1.0, 4.0 * blocks, 4.0, 4, 1.25, 29, 33, 4, 1.0, 4.0, global_latency=500.0,
