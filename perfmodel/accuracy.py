@@ -17,6 +17,7 @@ import numpy as np
 from .analysis import choice_errors, load_run, run_device, run_facts, run_figures, rows
 from .catalogue import KernelConfig
 from .errors import UserError
+from .measure import sass
 from .model.figures import Figures
 from .model.uncertainty import coverage, spread_table
 from .shapes import CLASSES as SHAPE_CLASSES
@@ -61,6 +62,8 @@ class RunScore:
     intervals: list = field(default_factory=list)  # per point: (measured, predicted, q05, q25, q75, q95) GFLOPS
     kernel_points: list = field(default_factory=list)  # per kernel point: {kernel, config (JSON), error_pct} (the choice tables)
     point_rows: list = field(default_factory=list)  # per point: POINT_FIELDS (--points, --by)
+    without_loop: int = 0  # points predicted without their binary's loop program (no archive held it, no same-source build)
+    archives: int = 0  # loop-program archive files found beside the run (sass.ARCHIVE_GLOB)
 
 
 def _spearman(a, b) -> Optional[float]:
@@ -72,7 +75,8 @@ def _spearman(a, b) -> Optional[float]:
 def score_run(run_dir: Path, fig: Figures) -> RunScore:
     """Predict every verified point of one run with `fig` and the facts of the binaries that ran."""
     run = load_run(run_dir)
-    pts = [r for r in rows(run, fig, run_facts(run, run_dir)) if r.get("error_pct") is not None]
+    facts = run_facts(run, run_dir)
+    pts = [r for r in rows(run, fig, facts) if r.get("error_pct") is not None]
     err = np.array([r["error_pct"] for r in pts])
     # the run's ranked group: a validate run's random sample, a tuning run's measured configurations
     sweep = [r for r in pts if r["group"] in ("sweep", "tune")]
@@ -95,7 +99,19 @@ def score_run(run_dir: Path, fig: Figures) -> RunScore:
                                    if r["kernel"] != "cublas"],
                     intervals=[tuple(float(r[k]) for k in ("measured_gflops", "predicted_gflops", "q05_gflops", "q25_gflops",
                                                            "q75_gflops", "q95_gflops")) for r in pts if "q05_gflops" in r],
-                    point_rows=[point_record(Path(run_dir).name, r) for r in pts])
+                    point_rows=[point_record(Path(run_dir).name, r) for r in pts],
+                    without_loop=sum(1 for r in pts if not r.get("loop_program")), archives=len(facts.archive.files))
+
+
+def missing_archive_warning(s: RunScore, run_dir: Path) -> Optional[str]:
+    """One line where a run's points were predicted without their loops because no loop-program archive lies
+    beside the run (a run folder copied out of results/ without results/*.json.xz): such a score is not the
+    model's (the replay of the binary's k-tile loop is missing); None otherwise."""
+    if s.archives or not s.without_loop:
+        return None
+    return (f"warning: {s.run}: {s.without_loop} of its {s.points} points are predicted without their binary's loop "
+            f"program: no {sass.ARCHIVE_GLOB} lies in {Path(run_dir).resolve().parent} and no same-source build "
+            f"gave one; copy results/*.json.xz beside a copied run")
 
 
 # what `perfmodel accuracy --points FILE` writes per scored point, in this order

@@ -10,7 +10,8 @@ from pathlib import Path
 from .. import published
 import tomli_w
 
-from ..accuracy import accuracy_set, as_json, check_points_path, group_errors, parse_group_keys, score, spread_of, write_points
+from ..accuracy import (accuracy_set, as_json, check_points_path, group_errors, missing_archive_warning, parse_group_keys,
+                        score, spread_of, write_points)
 from ..analysis import load_run, run_device
 from ..measure.records import run_record
 from ..model.figures import Figures
@@ -49,6 +50,10 @@ def run(a) -> int:
 
     scores, overall = score(runs, a.figures, a.calibration, results, progress,
                             own_fallback=bool(a.model_spread) and a.figures == "measured")
+    for s, rd in zip(scores, runs):
+        warning = missing_archive_warning(s, rd)
+        if warning:
+            print(warning, file=sys.stderr)
     if a.model_spread:
         return _write_spread(a, scores, overall)
     if not a.json and a.figures == "measured":
