@@ -5,7 +5,7 @@ on, turned off) is scored on the recorded runs with the same command as the mode
     python3 benchmarks/with_switch.py schedule.BLOCKS_APART=0 terms.EDGE_FETCH=1 -- accuracy RUN...
     python3 benchmarks/with_switch.py --diff A.csv B.csv      # two `--points` files: the points that moved
 
-A switch is MODULE.NAME=VALUE, MODULE one of perfmodel.model's modules (schedule, terms, predict), NAME an upper-case
+A switch is MODULE.NAME=VALUE, MODULE one of perfmodel.model's modules (schedule, terms, predict, figures), NAME an upper-case
 module-level bool of it, VALUE 1/0/true/false/on/off. --diff prints, over the points present in both files (the same
 run, kernel, configuration and shape), the MAPE and bias of each file, then of the points whose prediction moved, by
 kernel and by blocks an SM."""
@@ -15,7 +15,7 @@ import importlib
 import sys
 from typing import Sequence
 
-MODULES = ("schedule", "terms", "predict")
+MODULES = ("schedule", "terms", "predict", "figures")
 TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 
 

@@ -59,3 +59,26 @@ def test_diff_of_unreadable_file_is_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         _load().diff(str(tmp_path / "none.csv"), str(tmp_path / "none.csv"))
     assert e.value.code == 2 and "cannot be read" in capsys.readouterr().err
+
+
+def test_net_of_x_update_switch_scales_only_the_calibrated_outer_product_factor(monkeypatch):
+    """figures.FFMA_NET_OF_X_UPDATE (off by default) takes calibrate's 8x8 rate per FFMA its loop issued (64 of 72
+    counted): the calibrated factor times 64/72 where that stays >= 1; datasheet figures keep one clock per FFMA."""
+    import numpy as np
+
+    from perfmodel.model import figures as F
+    ws = _load()
+    assert ws.parse_switch("figures.FFMA_NET_OF_X_UPDATE=1")[1:] == ("FFMA_NET_OF_X_UPDATE", True)
+    assert F.FFMA_NET_OF_X_UPDATE is False
+    cal = ROOT / "results" / "reference-calibration-h100-sxm.toml"
+    if not cal.exists():
+        pytest.skip("reference calibration absent")
+    fig = F.Figures.load("h100-sxm", calibration=str(cal))
+    warps = np.array([4.0, 8.0, 16.0, 24.0])
+    on_datasheet = F.Figures.load("h100-sxm", figures="datasheet").ffma_issue_factor(warps)
+    before = fig.ffma_issue_factor(warps)
+    monkeypatch.setattr(F, "FFMA_NET_OF_X_UPDATE", True)
+    after = fig.ffma_issue_factor(warps)
+    assert np.all(before > 1.0) and np.allclose(after, np.maximum(1.0, before * 64.0 / 72.0))
+    assert np.all(on_datasheet == 1.0)
+    assert np.array_equal(F.Figures.load("h100-sxm", figures="datasheet").ffma_issue_factor(warps), on_datasheet)

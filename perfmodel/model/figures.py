@@ -188,6 +188,13 @@ class Figures:
 SPREAD_WAVEFRONTS = {"1": 12.0, "2": 20.0, "4": 36.0}
 SPREAD_FFMA, SPREAD_LDS = 64.0, 4.0
 
+# calibrate's `ffma_outer` (and `ffma_outer_16x8`) count 64 (128) product FFMAs an iteration, but the loop also
+# issues its 8 (16) x updates as FFMAs: 72 (144) FFMAs for 64 (128) counted, so peak / its rate charges each
+# SGEMM FFMA the x updates too. FFMA_NET_OF_X_UPDATE (off: evaluated 2026-12-08, not adopted, docs/model.md
+# "What calibrate's outer-product rate counts") takes the factor per FFMA the loop issued instead.
+FFMA_NET_OF_X_UPDATE = False
+OUTER_COUNTED_PER_ISSUED = 64.0 / 72.0
+
 
 def _ffma_issue_factor(dev, warps_per_sm=None, smem_fed=None, accumulators=None):
     """Issue cycles per FFMA in a GEMM inner loop relative to the datasheet (>= 1).
@@ -208,8 +215,9 @@ def _ffma_issue_factor(dev, warps_per_sm=None, smem_fed=None, accumulators=None)
     if m is None or m.ffma_outer_GFLOPS is None:
         return 1.0 if warps_per_sm is None else np.ones_like(np.asarray(warps_per_sm, dtype=float))
     peak = dev.peak_fp32_GFLOPS(m.sm_clock_MHz)
+    net = OUTER_COUNTED_PER_ISSUED if FFMA_NET_OF_X_UPDATE else 1.0
     if warps_per_sm is None or not m.ffma_outer_GFLOPS_by_warps_per_sm:
-        c = max(1.0, peak / m.ffma_outer_GFLOPS)
+        c = max(1.0, peak / m.ffma_outer_GFLOPS * net)
         return c if warps_per_sm is None else np.full_like(np.asarray(warps_per_sm, dtype=float), c)
     w = np.log2(np.maximum(np.asarray(warps_per_sm, dtype=float), 1.0))
 
@@ -217,7 +225,7 @@ def _ffma_issue_factor(dev, warps_per_sm=None, smem_fed=None, accumulators=None)
         pts = sorted((float(k), v) for k, v in table.items())
         return np.interp(w if at is None else at, np.log2([x for x, _ in pts]), [peak / v - minus for _, v in pts])
 
-    c = factor(m.ffma_outer_GFLOPS_by_warps_per_sm)
+    c = factor(m.ffma_outer_GFLOPS_by_warps_per_sm) * net
     if smem_fed is not None and m.smem_outer_GFLOPS_by_warps_per_sm:
         lds_per_ffma = 4.0 / 64.0  # the microbenchmark's four LDS.128 per 64 FFMAs of a k step
         c = np.where(np.asarray(smem_fed, dtype=bool), factor(m.smem_outer_GFLOPS_by_warps_per_sm, lds_per_ffma), c)
