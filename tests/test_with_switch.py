@@ -38,7 +38,12 @@ def test_switch_is_set_for_the_command(monkeypatch, capsys):
     monkeypatch.setattr(schedule, "LATENCY_APART", False)
     seen = {}
     import perfmodel.cli as cli
-    monkeypatch.setattr(cli, "main", lambda argv: seen.setdefault("v", (schedule.LATENCY_APART, list(argv))) and 0)
+
+    def command(argv):
+        seen["v"] = (schedule.LATENCY_APART, list(argv))
+        return 0
+
+    monkeypatch.setattr(cli, "main", command)
     assert ws.main(["schedule.LATENCY_APART=on", "--", "accuracy", "--by", "class"]) == 0
     assert seen["v"] == (True, ["accuracy", "--by", "class"])
 
